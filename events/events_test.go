@@ -1,0 +1,178 @@
+package events_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/events"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files (only for NEW event versions; old ones are kept forever)")
+
+func ptr[T any](v T) *T { return &v }
+
+// samples holds one representative payload per event type version. Every
+// registered type must have one, and a golden file under testdata/.
+func samples() map[string]events.Payload {
+	postID := events.PostID(events.PlatformLessWrong, "ioZxrP7BhS5ArK59w")
+	versionHash := "381418fc592d521a9d28f314d75b3dcd12567dc7d95e0b43c87f35ab924cbf4e"
+	return map[string]events.Payload{
+		events.TypePostVersionRegisteredV1: &events.PostVersionRegisteredV1{
+			PostID:          postID,
+			PostVersionID:   events.PostVersionID(postID, versionHash),
+			Platform:        events.PlatformLessWrong,
+			ExternalID:      "ioZxrP7BhS5ArK59w",
+			URL:             "https://www.lesswrong.com/posts/ioZxrP7BhS5ArK59w/did-claude-3-opus-align-itself",
+			VersionHash:     versionHash,
+			ContentHash:     "396c5f0290d5380e60b6974b566afdf66124d64d345a7777c8aeec7204d7c863",
+			OccurrencesHash: "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+			ContentText:     "Claude 3 Opus is unusually aligned <because> it's a friendly gradient hacker.",
+			WordCount:       12,
+			Provenance:      events.ProvenanceServerVerified,
+			ImageURLs:       []string{"https://res.cloudinary.com/lesswrong-2-0/image/upload/a.png"},
+			ImageOccurrences: []events.ImageOccurrenceV1{
+				{OriginalIndex: 0, NormalizedTextOffset: 10, SourceURL: "https://res.cloudinary.com/lesswrong-2-0/image/upload/a.png", CaptionText: "Figure 1"},
+			},
+			ServerHTML:  "<blockquote><p>Claude 3 Opus is unusually aligned</p></blockquote>",
+			ClientHTML:  "<blockquote><p>Claude 3 Opus is unusually aligned</p></blockquote>",
+			Author:      &events.AuthorV1{PlatformUserID: "some-author", DisplayName: "Some Author"},
+			ReporterKey: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			LessWrong: &events.LessWrongMetaV1{
+				Slug: "did-claude-3-opus-align-itself", Title: "Did Claude 3 Opus align itself?",
+				AuthorName: "Some Author", AuthorSlug: "some-author", Tags: []string{"AI"},
+				Karma: ptr(42), PublishedAt: ptr(time.Date(2026, 2, 20, 12, 0, 0, 0, time.UTC)),
+			},
+		},
+		events.TypePostViewRecordedV1: &events.PostViewRecordedV1{
+			PostID:        postID,
+			PostVersionID: events.PostVersionID(postID, versionHash),
+			Platform:      events.PlatformLessWrong,
+			ExternalID:    "ioZxrP7BhS5ArK59w",
+			ViewerKey:     "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+			IPRangeKey:    "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9",
+			Authenticated: false,
+		},
+	}
+}
+
+func TestGoldenRoundTrip(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	byType := samples()
+	for _, typ := range reg.Types() {
+		t.Run(typ, func(t *testing.T) {
+			p, ok := byType[typ]
+			require.True(t, ok, "every event type needs a sample payload and a golden file")
+			ev, err := reg.New(p, events.Meta{
+				ID:            "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70",
+				Time:          time.Date(2026, 11, 22, 10, 30, 0, 123456000, time.UTC),
+				CorrelationID: "corr-1",
+				CausationID:   "cause-1",
+			})
+			require.NoError(t, err)
+			msg, err := reg.Encode(ev)
+			require.NoError(t, err)
+
+			golden := filepath.Join("testdata", typ+".json")
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, msg.Value, "", "  "))
+			pretty.WriteByte('\n')
+			if *update {
+				if _, err := os.Stat(golden); err == nil {
+					t.Fatalf("%s exists: golden files of released event versions never change; add a new version instead", golden)
+				}
+				require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "missing golden file; run go test ./events -update for a new type")
+			require.Equal(t, string(want), pretty.String(), "encoding of %s changed: history would no longer match", typ)
+
+			decoded, err := reg.Decode(want)
+			require.NoError(t, err)
+			require.Equal(t, ev.ID, decoded.ID)
+			require.Equal(t, ev.Subject, decoded.Subject)
+			require.True(t, ev.Time.Equal(decoded.Time))
+			require.Equal(t, ev.CorrelationID, decoded.CorrelationID)
+			require.Equal(t, ev.CausationID, decoded.CausationID)
+			require.Equal(t, p, decoded.Payload)
+			require.Equal(t, typ, msg.Headers[events.HeaderType])
+			require.Equal(t, ev.Subject, msg.Key)
+		})
+	}
+}
+
+func TestEveryGoldenFileDecodes(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		_, err = reg.Decode(raw)
+		require.NoError(t, err, f)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	good, err := os.ReadFile(filepath.Join("testdata", events.TypePostViewRecordedV1+".json"))
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		value   string
+		wantErr string
+	}{
+		{"not json", "{", "decode envelope"},
+		{"unknown envelope field", strings.Replace(string(good), `"subject"`, `"extra": 1, "subject"`, 1), "unknown field"},
+		{"unknown type", strings.Replace(string(good), events.TypePostViewRecordedV1, "post.view_recorded.v9", 1), "unknown event type"},
+		{"bad type format", strings.Replace(string(good), events.TypePostViewRecordedV1, "PostViewRecorded", 1), "not <aggregate>"},
+		{"unknown payload field", strings.Replace(string(good), `"viewer_key"`, `"surprise": true, "viewer_key"`, 1), "unknown field"},
+		{"invalid payload", strings.Replace(string(good), `"platform": "LESSWRONG"`, `"platform": "MYSPACE"`, 1), "platform"},
+		{"subject mismatch", strings.Replace(string(good), `"subject": "`, `"subject": "x`, 1), "subject"},
+		{"missing id", strings.Replace(string(good), `"id": "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70"`, `"id": ""`, 1), "id is empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := reg.Decode([]byte(tc.value))
+			require.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestEncodeRejectsInvalidPayload(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	p := samples()[events.TypePostVersionRegisteredV1].(*events.PostVersionRegisteredV1)
+	bad := *p
+	bad.VersionHash = "ABC"
+	_, err := reg.New(&bad, events.Meta{ID: "x", Time: time.Now()})
+	require.ErrorContains(t, err, "version_hash")
+
+	bad = *p
+	bad.X = &events.XMetaV1{TweetID: "1"}
+	_, err = reg.New(&bad, events.Meta{ID: "x", Time: time.Now()})
+	require.ErrorContains(t, err, "metadata")
+}
+
+func TestRegistryRejectsDuplicates(t *testing.T) {
+	defs := events.Catalog()
+	_, err := events.NewRegistry(append(defs, defs[0])...)
+	require.ErrorContains(t, err, "defined twice")
+}
+
+func TestDerivedIDsAreStable(t *testing.T) {
+	// These values are part of the contract: clients hold post version ids.
+	postID := events.PostID("X", "1")
+	require.Equal(t, "40797e5f-f0b7-5da2-8288-d0e2f466ba90", postID)
+	require.Equal(t, "08fa2b1f-353a-5042-a156-5a0c8c9fe236",
+		events.PostVersionID(postID, "381418fc592d521a9d28f314d75b3dcd12567dc7d95e0b43c87f35ab924cbf4e"))
+	require.NotEqual(t, postID, events.PostID("X", "2"))
+	require.NotEqual(t, postID, events.PostID("X\x001", ""), "separator must keep parts apart")
+}

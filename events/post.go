@@ -1,0 +1,239 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"time"
+)
+
+// Platforms a post can come from.
+const (
+	PlatformLessWrong = "LESSWRONG"
+	PlatformX         = "X"
+	PlatformSubstack  = "SUBSTACK"
+	PlatformWikipedia = "WIKIPEDIA"
+)
+
+// Platforms lists every supported platform.
+var Platforms = []string{PlatformLessWrong, PlatformX, PlatformSubstack, PlatformWikipedia}
+
+// ValidPlatform reports whether p names a supported platform.
+func ValidPlatform(p string) bool {
+	for _, known := range Platforms {
+		if p == known {
+			return true
+		}
+	}
+	return false
+}
+
+// Content provenance of a version: derived from the platform's canonical
+// source by the server, or taken from what the client observed.
+const (
+	ProvenanceServerVerified = "SERVER_VERIFIED"
+	ProvenanceClientFallback = "CLIENT_FALLBACK"
+)
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Event type strings of the post aggregate.
+const (
+	TypePostVersionRegisteredV1 = "post.version_registered.v1"
+	TypePostViewRecordedV1      = "post.view_recorded.v1"
+)
+
+// ImageOccurrenceV1 is one image position in a version's normalized text.
+// Offsets count UTF-16 code units, as the extension measures them.
+type ImageOccurrenceV1 struct {
+	OriginalIndex        int    `json:"original_index"`
+	NormalizedTextOffset int    `json:"normalized_text_offset"`
+	SourceURL            string `json:"source_url"`
+	CaptionText          string `json:"caption_text,omitempty"`
+}
+
+// AuthorV1 is the platform identity of a post's author.
+type AuthorV1 struct {
+	PlatformUserID string `json:"platform_user_id"`
+	DisplayName    string `json:"display_name"`
+}
+
+// LessWrongMetaV1 is the LessWrong metadata observed with a version.
+type LessWrongMetaV1 struct {
+	Slug        string     `json:"slug"`
+	Title       string     `json:"title,omitempty"`
+	AuthorName  string     `json:"author_name,omitempty"`
+	AuthorSlug  string     `json:"author_slug,omitempty"`
+	Tags        []string   `json:"tags"`
+	Karma       *int       `json:"karma,omitempty"`
+	PublishedAt *time.Time `json:"published_at,omitempty"`
+}
+
+// XMetaV1 is the X (Twitter) metadata observed with a version.
+type XMetaV1 struct {
+	TweetID           string     `json:"tweet_id"`
+	Text              string     `json:"text"`
+	AuthorHandle      string     `json:"author_handle"`
+	AuthorDisplayName string     `json:"author_display_name,omitempty"`
+	MediaURLs         []string   `json:"media_urls"`
+	LikeCount         *int       `json:"like_count,omitempty"`
+	RetweetCount      *int       `json:"retweet_count,omitempty"`
+	PostedAt          *time.Time `json:"posted_at,omitempty"`
+}
+
+// SubstackMetaV1 is the Substack metadata observed with a version.
+type SubstackMetaV1 struct {
+	SubstackPostID       string     `json:"substack_post_id"`
+	PublicationSubdomain string     `json:"publication_subdomain"`
+	Slug                 string     `json:"slug"`
+	Title                string     `json:"title"`
+	Subtitle             string     `json:"subtitle,omitempty"`
+	AuthorName           string     `json:"author_name"`
+	AuthorSubstackHandle string     `json:"author_substack_handle,omitempty"`
+	PublishedAt          *time.Time `json:"published_at,omitempty"`
+	LikeCount            *int       `json:"like_count,omitempty"`
+	CommentCount         *int       `json:"comment_count,omitempty"`
+}
+
+// WikipediaMetaV1 is the Wikipedia metadata of a version. PageID and
+// RevisionID are the server's values when it verified them.
+type WikipediaMetaV1 struct {
+	Language       string     `json:"language"`
+	Title          string     `json:"title"`
+	PageID         string     `json:"page_id"`
+	RevisionID     string     `json:"revision_id"`
+	DisplayTitle   string     `json:"display_title,omitempty"`
+	LastModifiedAt *time.Time `json:"last_modified_at,omitempty"`
+}
+
+// PostVersionRegisteredV1 records one observation of a post's content version
+// by registerObservedVersion: the canonical text and identity it resolved to,
+// how it was obtained, and the metadata observed with it. Every observation is
+// its own event; projections count them (seenCount) and latch verification.
+type PostVersionRegisteredV1 struct {
+	PostID          string `json:"post_id"`
+	PostVersionID   string `json:"post_version_id"`
+	Platform        string `json:"platform"`
+	ExternalID      string `json:"external_id"`
+	URL             string `json:"url"`
+	VersionHash     string `json:"version_hash"`
+	ContentHash     string `json:"content_hash"`
+	OccurrencesHash string `json:"occurrences_hash"`
+	// ContentText is the normalized text the version hash was computed from.
+	ContentText string `json:"content_text"`
+	WordCount   int    `json:"word_count"`
+	Provenance  string `json:"provenance"`
+	// ServerFetchError says why server verification failed (CLIENT_FALLBACK).
+	ServerFetchError string              `json:"server_fetch_error,omitempty"`
+	ImageURLs        []string            `json:"image_urls"`
+	ImageOccurrences []ImageOccurrenceV1 `json:"image_occurrences"`
+	// ServerHTML is the canonical HTML the server fetched; ClientHTML what
+	// the client sent. Projections store them content-addressed.
+	ServerHTML string    `json:"server_html,omitempty"`
+	ClientHTML string    `json:"client_html,omitempty"`
+	Author     *AuthorV1 `json:"author,omitempty"`
+	// ReporterKey is the keyed hash of the authenticated caller, if any.
+	ReporterKey string           `json:"reporter_key,omitempty"`
+	LessWrong   *LessWrongMetaV1 `json:"lesswrong,omitempty"`
+	X           *XMetaV1         `json:"x,omitempty"`
+	Substack    *SubstackMetaV1  `json:"substack,omitempty"`
+	Wikipedia   *WikipediaMetaV1 `json:"wikipedia,omitempty"`
+}
+
+// EventType implements Payload.
+func (PostVersionRegisteredV1) EventType() string { return TypePostVersionRegisteredV1 }
+
+// Validate implements Payload.
+func (p PostVersionRegisteredV1) Validate() error {
+	var errs []error
+	if !ValidPlatform(p.Platform) {
+		errs = append(errs, fmt.Errorf("platform %q is unknown", p.Platform))
+	}
+	if p.ExternalID == "" {
+		errs = append(errs, errors.New("external_id is empty"))
+	}
+	if p.PostID != PostID(p.Platform, p.ExternalID) {
+		errs = append(errs, errors.New("post_id does not derive from platform and external_id"))
+	}
+	if p.PostVersionID != PostVersionID(p.PostID, p.VersionHash) {
+		errs = append(errs, errors.New("post_version_id does not derive from post_id and version_hash"))
+	}
+	for name, h := range map[string]string{"version_hash": p.VersionHash, "content_hash": p.ContentHash, "occurrences_hash": p.OccurrencesHash} {
+		if !sha256Hex.MatchString(h) {
+			errs = append(errs, fmt.Errorf("%s is not 64 lowercase hex characters", name))
+		}
+	}
+	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("url %q is not an absolute http(s) URL", p.URL))
+	}
+	if p.ContentText == "" {
+		errs = append(errs, errors.New("content_text is empty"))
+	}
+	if p.WordCount < 0 {
+		errs = append(errs, errors.New("word_count is negative"))
+	}
+	switch p.Provenance {
+	case ProvenanceServerVerified, ProvenanceClientFallback:
+	default:
+		errs = append(errs, fmt.Errorf("provenance %q is unknown", p.Provenance))
+	}
+	if p.ImageURLs == nil || p.ImageOccurrences == nil {
+		errs = append(errs, errors.New("image_urls and image_occurrences must be arrays"))
+	}
+	metas := 0
+	for _, present := range []bool{p.LessWrong != nil, p.X != nil, p.Substack != nil, p.Wikipedia != nil} {
+		if present {
+			metas++
+		}
+	}
+	wantMeta := map[string]bool{
+		PlatformLessWrong: p.LessWrong != nil, PlatformX: p.X != nil,
+		PlatformSubstack: p.Substack != nil, PlatformWikipedia: p.Wikipedia != nil,
+	}[p.Platform]
+	if metas != 1 || !wantMeta {
+		errs = append(errs, fmt.Errorf("exactly the %s metadata must be present", p.Platform))
+	}
+	if p.Author != nil && (p.Author.PlatformUserID == "" || p.Author.DisplayName == "") {
+		errs = append(errs, errors.New("author needs platform_user_id and display_name"))
+	}
+	return errors.Join(errs...)
+}
+
+// PostViewRecordedV1 records one view of a registered post version. Viewer
+// and network identity are keyed hashes only; raw addresses never reach the log.
+type PostViewRecordedV1 struct {
+	PostID        string `json:"post_id"`
+	PostVersionID string `json:"post_version_id"`
+	Platform      string `json:"platform"`
+	ExternalID    string `json:"external_id"`
+	// ViewerKey identifies the account (authenticated) or anonymous session.
+	ViewerKey string `json:"viewer_key"`
+	// IPRangeKey identifies the caller's /24 (IPv4) or /48 (IPv6) network.
+	IPRangeKey    string `json:"ip_range_key"`
+	Authenticated bool   `json:"authenticated"`
+}
+
+// EventType implements Payload.
+func (PostViewRecordedV1) EventType() string { return TypePostViewRecordedV1 }
+
+// Validate implements Payload.
+func (p PostViewRecordedV1) Validate() error {
+	var errs []error
+	if !ValidPlatform(p.Platform) {
+		errs = append(errs, fmt.Errorf("platform %q is unknown", p.Platform))
+	}
+	if p.PostID == "" || p.PostID != PostID(p.Platform, p.ExternalID) {
+		errs = append(errs, errors.New("post_id does not derive from platform and external_id"))
+	}
+	if p.PostVersionID == "" {
+		errs = append(errs, errors.New("post_version_id is empty"))
+	}
+	if !sha256Hex.MatchString(p.ViewerKey) {
+		errs = append(errs, errors.New("viewer_key is not a sha256 hex digest"))
+	}
+	if !sha256Hex.MatchString(p.IPRangeKey) {
+		errs = append(errs, errors.New("ip_range_key is not a sha256 hex digest"))
+	}
+	return errors.Join(errs...)
+}
