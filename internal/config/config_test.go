@@ -1,0 +1,51 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/internal/config"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := config.Load(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, []string{"127.0.0.1:19092"}, c.KafkaBrokers)
+	require.Equal(t, "127.0.0.1:8080", c.HTTPAddr)
+	require.Equal(t, "serving", c.ServingSchema)
+	require.Equal(t, 5*time.Second, c.ReadYourWritesTimeout)
+	require.Equal(t, 10, c.ViewIPRangeDailyCap)
+}
+
+func TestInvalidValuesAreAllReported(t *testing.T) {
+	_, err := config.Load(env(map[string]string{
+		"ERRATA_KAFKA_BROKERS":  "no-port",
+		"ERRATA_DATABASE_URL":   "mysql://x/y",
+		"ERRATA_HTTP_ADDR":      "8080",
+		"ERRATA_LOG_LEVEL":      "loud",
+		"ERRATA_HASH_SECRET":    "short",
+		"ERRATA_SERVING_SCHEMA": "Robert'); DROP",
+	}))
+	require.Error(t, err)
+	for _, name := range []string{"ERRATA_KAFKA_BROKERS", "ERRATA_DATABASE_URL", "ERRATA_HTTP_ADDR", "ERRATA_LOG_LEVEL", "ERRATA_HASH_SECRET", "ERRATA_SERVING_SCHEMA"} {
+		require.ErrorContains(t, err, name)
+	}
+}
+
+func TestDescribeMasksSecrets(t *testing.T) {
+	lines := strings.Join(config.Describe(env(map[string]string{
+		"ERRATA_DATABASE_URL": "postgres://errata:hunter2hunter2@db:5432/errata",
+		"ERRATA_HASH_SECRET":  "a-very-secret-value-123",
+	})), "\n")
+	require.NotContains(t, lines, "hunter2")
+	require.NotContains(t, lines, "a-very-secret-value-123")
+	require.Contains(t, lines, "postgres://errata:xxxxx@db:5432/errata")
+	require.Contains(t, lines, "ERRATA_HTTP_ADDR=127.0.0.1:8080 (default)")
+}

@@ -1,0 +1,137 @@
+// Package kafka is the plumbing between Errata and Kafka (franz-go): client
+// options, topic administration, the consumer-group runner and the
+// dead-letter publisher.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// MaxRecordBytes bounds one encoded event. The largest event is a post
+// version with up to 500,000 characters of text plus server and client HTML;
+// topics and the broker are configured to accept this size.
+const MaxRecordBytes = 16 << 20
+
+// ProducerOpts are the options of every producing client: idempotent (the
+// franz-go default, kept explicit by not disabling it), acks from all in-sync
+// replicas, compressed batches, records up to MaxRecordBytes.
+func ProducerOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerBatchCompression(kgo.ZstdCompression(), kgo.NoCompression()),
+		kgo.ProducerBatchMaxBytes(MaxRecordBytes),
+		kgo.MaxBufferedBytes(256 << 20),
+		kgo.ProducerLinger(0),
+		kgo.ProduceRequestTimeout(30 * time.Second),
+		kgo.RecordDeliveryTimeout(60 * time.Second),
+		kgo.BrokerMaxWriteBytes(MaxRecordBytes * 2),
+	}
+}
+
+// ConsumerOpts are the fetch options of every consuming client. A group
+// without committed offsets starts at the beginning of the log; an offset
+// out of range is fatal instead of a silent reset, because with infinite
+// retention it can only mean lost data.
+func ConsumerOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.FetchMaxBytes(64 << 20),
+		kgo.FetchMaxPartitionBytes(MaxRecordBytes * 2),
+		kgo.BrokerMaxReadBytes(128 << 20),
+		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()),
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	}
+}
+
+// NewClient builds a franz-go client for brokers with extra options.
+func NewClient(brokers []string, opts ...kgo.Opt) (*kgo.Client, error) {
+	all := append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)
+	cl, err := kgo.NewClient(all...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	return cl, nil
+}
+
+// Ping checks that a broker answers a metadata request.
+func Ping(ctx context.Context, cl *kgo.Client) error {
+	if err := cl.Ping(ctx); err != nil {
+		return fmt.Errorf("kafka ping: %w", err)
+	}
+	return nil
+}
+
+// TopicSpec describes an event topic.
+type TopicSpec struct {
+	Name       string
+	Partitions int32
+}
+
+// eventTopicConfig keeps events forever, never compacts them and accepts the
+// largest event.
+func eventTopicConfig() map[string]*string {
+	s := func(v string) *string { return &v }
+	return map[string]*string{
+		"retention.ms":        s("-1"),
+		"retention.bytes":     s("-1"),
+		"cleanup.policy":      s("delete"),
+		"max.message.bytes":   s(fmt.Sprint(MaxRecordBytes)),
+		"min.insync.replicas": s("1"),
+	}
+}
+
+// EnsureTopics creates missing topics and sets the event-topic configuration
+// on existing ones. Partition counts only grow: shrinking is impossible and
+// growing reshuffles keys, so a difference is reported, never applied.
+func EnsureTopics(ctx context.Context, cl *kgo.Client, log *slog.Logger, specs []TopicSpec) error {
+	adm := kadm.NewClient(cl)
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	existing, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("list topics: %w", err)
+	}
+	conf := eventTopicConfig()
+	for _, s := range specs {
+		if d, ok := existing[s.Name]; ok && d.Err == nil {
+			if got := int32(len(d.Partitions)); got != s.Partitions {
+				log.Warn("topic partition count differs from configuration; leaving it", "topic", s.Name, "partitions", got, "configured", s.Partitions)
+			}
+			var alters []kadm.AlterConfig
+			for k, v := range conf {
+				alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: v})
+			}
+			res, err := adm.AlterTopicConfigs(ctx, alters, s.Name)
+			if err != nil {
+				return fmt.Errorf("configure topic %s: %w", s.Name, err)
+			}
+			for _, r := range res {
+				if r.Err != nil {
+					return fmt.Errorf("configure topic %s: %w", s.Name, r.Err)
+				}
+			}
+			log.Info("topic exists", "topic", s.Name, "partitions", len(d.Partitions))
+			continue
+		}
+		res, err := adm.CreateTopic(ctx, s.Partitions, -1, conf, s.Name)
+		if err != nil {
+			return fmt.Errorf("create topic %s: %w", s.Name, err)
+		}
+		// A concurrent `errata topics` may have created it first.
+		if res.Err != nil && !errors.Is(res.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", s.Name, res.Err)
+		}
+		log.Info("topic created", "topic", s.Name, "partitions", s.Partitions)
+	}
+	return nil
+}

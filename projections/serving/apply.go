@@ -1,0 +1,240 @@
+// Package serving is the Postgres read model behind the extension API: posts,
+// authors, content versions and their blobs, platform metadata, views and
+// unique-view scores. It is built only by Applier from the event log.
+package serving
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/errata-dev/errata/events"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the serving schema's migrations.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // embedded path is static
+	}
+	return sub
+}
+
+// ProjectorName is the serving projector's checkpoint identity.
+const ProjectorName = "serving"
+
+// Applier applies post events to the serving model.
+type Applier struct {
+	// ipRangeDailyCap is part of the projection's definition: changing it
+	// changes scores, so it requires a rebuild from offset 0.
+	ipRangeDailyCap int
+}
+
+// NewApplier returns the serving applier with the unique-view IP-range cap.
+func NewApplier(ipRangeDailyCap int) *Applier {
+	return &Applier{ipRangeDailyCap: ipRangeDailyCap}
+}
+
+// Handles implements pgproj.Applier.
+func (a *Applier) Handles(t string) bool {
+	switch t {
+	case events.TypePostVersionRegisteredV1, events.TypePostViewRecordedV1:
+		return true
+	}
+	return false
+}
+
+// Apply implements pgproj.Applier. All statements of the batch go to the
+// server in one round trip and run in order inside the transaction.
+func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
+	b := &pgx.Batch{}
+	for _, ev := range evs {
+		switch p := ev.Payload.(type) {
+		case *events.PostVersionRegisteredV1:
+			queueVersionRegistered(b, ev.Time, p)
+		case *events.PostViewRecordedV1:
+			a.queueViewRecorded(b, ev.Time, p)
+		default:
+			return fmt.Errorf("serving: unexpected payload %T", ev.Payload)
+		}
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("serving batch: %w", err)
+	}
+	return nil
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// queueVersionRegistered upserts post, author, blobs, version and metadata.
+// Every upsert is order-independent where it can be (LEAST/GREATEST of event
+// times, counters), and last-writer-wins only for fields of one post, whose
+// events are totally ordered in their partition.
+func queueVersionRegistered(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1) {
+	var authorID *string
+	if p.Author != nil {
+		id := events.AuthorID(p.Platform, p.Author.PlatformUserID)
+		authorID = &id
+		b.Queue(`INSERT INTO authors (id, platform, platform_user_id, display_name, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $5)
+			ON CONFLICT (id) DO UPDATE SET
+				display_name = CASE WHEN EXCLUDED.updated_at >= authors.updated_at THEN EXCLUDED.display_name ELSE authors.display_name END,
+				created_at = LEAST(authors.created_at, EXCLUDED.created_at),
+				updated_at = GREATEST(authors.updated_at, EXCLUDED.updated_at)`,
+			id, p.Platform, p.Author.PlatformUserID, p.Author.DisplayName, t)
+	}
+	b.Queue(`INSERT INTO posts (id, platform, external_id, url, author_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)
+		ON CONFLICT (id) DO UPDATE SET
+			url = EXCLUDED.url,
+			author_id = COALESCE(EXCLUDED.author_id, posts.author_id),
+			created_at = LEAST(posts.created_at, EXCLUDED.created_at),
+			updated_at = GREATEST(posts.updated_at, EXCLUDED.updated_at)`,
+		p.PostID, p.Platform, p.ExternalID, p.URL, authorID, t)
+	b.Queue(`INSERT INTO content_blobs (content_hash, content_text, word_count, created_at)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (content_hash) DO UPDATE SET created_at = LEAST(content_blobs.created_at, EXCLUDED.created_at)`,
+		p.ContentHash, p.ContentText, p.WordCount, t)
+	var serverHTML, clientHTML *string
+	for _, h := range []struct {
+		html string
+		dst  **string
+	}{{p.ServerHTML, &serverHTML}, {p.ClientHTML, &clientHTML}} {
+		if h.html == "" {
+			continue
+		}
+		hash := sha256Hex(h.html)
+		*h.dst = &hash
+		b.Queue(`INSERT INTO html_blobs (html_hash, html_content, created_at) VALUES ($1, $2, $3)
+			ON CONFLICT (html_hash) DO UPDATE SET created_at = LEAST(html_blobs.created_at, EXCLUDED.created_at)`,
+			hash, h.html, t)
+	}
+	b.Queue(`INSERT INTO image_occurrence_sets (occurrences_hash, created_at) VALUES ($1, $2)
+		ON CONFLICT (occurrences_hash) DO UPDATE SET created_at = LEAST(image_occurrence_sets.created_at, EXCLUDED.created_at)`,
+		p.OccurrencesHash, t)
+	for _, o := range p.ImageOccurrences {
+		b.Queue(`INSERT INTO image_occurrences (occurrences_hash, original_index, normalized_text_offset, source_url, caption_text)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+			p.OccurrencesHash, o.OriginalIndex, o.NormalizedTextOffset, o.SourceURL, nilIfEmpty(o.CaptionText))
+	}
+	var verifiedAt *time.Time
+	if p.Provenance == events.ProvenanceServerVerified {
+		verifiedAt = &t
+	}
+	b.Queue(`INSERT INTO post_versions (id, post_id, version_hash, content_hash, occurrences_hash,
+			server_verified_at, first_seen_at, last_seen_at, seen_count)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, 1)
+		ON CONFLICT (id) DO UPDATE SET
+			server_verified_at = LEAST(post_versions.server_verified_at, EXCLUDED.server_verified_at),
+			first_seen_at = LEAST(post_versions.first_seen_at, EXCLUDED.first_seen_at),
+			last_seen_at = GREATEST(post_versions.last_seen_at, EXCLUDED.last_seen_at),
+			seen_count = post_versions.seen_count + 1`,
+		p.PostVersionID, p.PostID, p.VersionHash, p.ContentHash, p.OccurrencesHash, verifiedAt, t)
+	queueMeta(b, t, p, serverHTML, clientHTML)
+}
+
+func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, serverHTML, clientHTML *string) {
+	imageURLs := p.ImageURLs
+	switch {
+	case p.LessWrong != nil:
+		m := p.LessWrong
+		b.Queue(`INSERT INTO lesswrong_version_meta (post_version_id, slug, title, server_html_hash, client_html_hash,
+				image_urls, karma, author_name, author_slug, tags, published_at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			ON CONFLICT (post_version_id) DO UPDATE SET
+				slug = EXCLUDED.slug, title = EXCLUDED.title,
+				server_html_hash = COALESCE(EXCLUDED.server_html_hash, lesswrong_version_meta.server_html_hash),
+				client_html_hash = COALESCE(EXCLUDED.client_html_hash, lesswrong_version_meta.client_html_hash),
+				image_urls = EXCLUDED.image_urls, karma = EXCLUDED.karma, author_name = EXCLUDED.author_name,
+				author_slug = EXCLUDED.author_slug, tags = EXCLUDED.tags, published_at = EXCLUDED.published_at,
+				created_at = LEAST(lesswrong_version_meta.created_at, EXCLUDED.created_at)`,
+			p.PostVersionID, m.Slug, nilIfEmpty(m.Title), serverHTML, clientHTML, imageURLs, m.Karma,
+			nilIfEmpty(m.AuthorName), nilIfEmpty(m.AuthorSlug), m.Tags, m.PublishedAt, t)
+	case p.X != nil:
+		m := p.X
+		b.Queue(`INSERT INTO x_version_meta (post_version_id, tweet_id, text, author_handle, author_display_name,
+				media_urls, like_count, retweet_count, posted_at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			ON CONFLICT (post_version_id) DO UPDATE SET
+				tweet_id = EXCLUDED.tweet_id, text = EXCLUDED.text, author_handle = EXCLUDED.author_handle,
+				author_display_name = EXCLUDED.author_display_name, media_urls = EXCLUDED.media_urls,
+				like_count = EXCLUDED.like_count, retweet_count = EXCLUDED.retweet_count, posted_at = EXCLUDED.posted_at,
+				created_at = LEAST(x_version_meta.created_at, EXCLUDED.created_at)`,
+			p.PostVersionID, m.TweetID, m.Text, m.AuthorHandle, nilIfEmpty(m.AuthorDisplayName),
+			m.MediaURLs, m.LikeCount, m.RetweetCount, m.PostedAt, t)
+	case p.Substack != nil:
+		m := p.Substack
+		b.Queue(`INSERT INTO substack_version_meta (post_version_id, substack_post_id, publication_subdomain, slug, title,
+				subtitle, server_html_hash, client_html_hash, image_urls, author_name, author_substack_handle,
+				published_at, like_count, comment_count, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			ON CONFLICT (post_version_id) DO UPDATE SET
+				substack_post_id = EXCLUDED.substack_post_id, publication_subdomain = EXCLUDED.publication_subdomain,
+				slug = EXCLUDED.slug, title = EXCLUDED.title, subtitle = EXCLUDED.subtitle,
+				server_html_hash = COALESCE(EXCLUDED.server_html_hash, substack_version_meta.server_html_hash),
+				client_html_hash = COALESCE(EXCLUDED.client_html_hash, substack_version_meta.client_html_hash),
+				image_urls = EXCLUDED.image_urls, author_name = EXCLUDED.author_name,
+				author_substack_handle = EXCLUDED.author_substack_handle, published_at = EXCLUDED.published_at,
+				like_count = EXCLUDED.like_count, comment_count = EXCLUDED.comment_count,
+				created_at = LEAST(substack_version_meta.created_at, EXCLUDED.created_at)`,
+			p.PostVersionID, m.SubstackPostID, m.PublicationSubdomain, m.Slug, m.Title, nilIfEmpty(m.Subtitle),
+			serverHTML, clientHTML, imageURLs, m.AuthorName, nilIfEmpty(m.AuthorSubstackHandle),
+			m.PublishedAt, m.LikeCount, m.CommentCount, t)
+	case p.Wikipedia != nil:
+		m := p.Wikipedia
+		b.Queue(`INSERT INTO wikipedia_version_meta (post_version_id, language, title, page_id, revision_id,
+				display_title, server_html_hash, client_html_hash, image_urls, last_modified_at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (post_version_id) DO UPDATE SET
+				language = EXCLUDED.language, title = EXCLUDED.title, page_id = EXCLUDED.page_id,
+				revision_id = EXCLUDED.revision_id, display_title = EXCLUDED.display_title,
+				server_html_hash = COALESCE(EXCLUDED.server_html_hash, wikipedia_version_meta.server_html_hash),
+				client_html_hash = COALESCE(EXCLUDED.client_html_hash, wikipedia_version_meta.client_html_hash),
+				image_urls = EXCLUDED.image_urls, last_modified_at = EXCLUDED.last_modified_at,
+				created_at = LEAST(wikipedia_version_meta.created_at, EXCLUDED.created_at)`,
+			p.PostVersionID, m.Language, m.Title, m.PageID, m.RevisionID, nilIfEmpty(m.DisplayTitle),
+			serverHTML, clientHTML, imageURLs, m.LastModifiedAt, t)
+	}
+}
+
+// queueViewRecorded counts a view and grants a unique-view credit when the
+// viewer has none for this post today and the IP range is under its cap.
+// The statements before it in the batch are visible to its checks, so the
+// result depends only on the events' order within the post's partition.
+func (a *Applier) queueViewRecorded(b *pgx.Batch, t time.Time, p *events.PostViewRecordedV1) {
+	day := t.UTC().Truncate(24 * time.Hour)
+	b.Queue(`WITH credit AS (
+			INSERT INTO post_view_credits (post_id, viewer_key, ip_range_key, bucket_day, created_at)
+			SELECT $1, $2, $3, $4::date, $5
+			WHERE (SELECT count(*) FROM post_view_credits
+			       WHERE post_id = $1 AND ip_range_key = $3 AND bucket_day = $4::date) < $6
+			ON CONFLICT (post_id, viewer_key, bucket_day) DO NOTHING
+			RETURNING 1
+		)
+		UPDATE posts SET
+			view_count = view_count + 1,
+			unique_view_score = unique_view_score + (SELECT count(*) FROM credit),
+			last_viewed_at = GREATEST(last_viewed_at, $5),
+			updated_at = GREATEST(updated_at, $5)
+		WHERE id = $1`,
+		p.PostID, p.ViewerKey, p.IPRangeKey, day, t, a.ipRangeDailyCap)
+}
