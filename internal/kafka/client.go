@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/errata-dev/errata/events"
 )
 
 // MaxRecordBytes bounds one encoded event. The largest event is a post
@@ -73,6 +75,16 @@ func Ping(ctx context.Context, cl *kgo.Client) error {
 type TopicSpec struct {
 	Name       string
 	Partitions int32
+}
+
+// EventTopicSpecs lists the topics of every registered event type plus the
+// dead-letter topic.
+func EventTopicSpecs(reg *events.Registry, topics events.Topics, partitions int32) []TopicSpec {
+	var specs []TopicSpec
+	for _, tp := range reg.Topics() {
+		specs = append(specs, TopicSpec{Name: topics.Name(tp), Partitions: partitions})
+	}
+	return append(specs, TopicSpec{Name: topics.Name(events.TopicDeadLetter), Partitions: partitions})
 }
 
 // eventTopicConfig keeps events forever, never compacts them and accepts the
