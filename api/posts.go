@@ -1,0 +1,84 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/errata-dev/errata/producers/ingest"
+	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+// registerOutput is registerObservedVersion's output; no other keys.
+type registerOutput struct {
+	Platform      string `json:"platform"`
+	ExternalID    string `json:"externalId"`
+	VersionHash   string `json:"versionHash"`
+	PostVersionID string `json:"postVersionId"`
+	Provenance    string `json:"provenance"`
+}
+
+func (s *Server) registerObservedVersion(c *fiber.Ctx, path string) (any, error) {
+	in, err := ingest.ParseRegisterInput(c.Body())
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.UserContext()
+	reg, err := s.ingest.Register(ctx, in, s.caller(c))
+	if err != nil {
+		return nil, err
+	}
+	// Read-your-writes: the next call (recordViewAndGetStatus) must find the
+	// version. The event is durable either way; on timeout the projection is
+	// lagging and the caller still gets the deterministic id.
+	pos := reg.Position
+	if err := s.watermark.WaitFor(ctx, pos.Topic, pos.Partition, pos.Offset, s.cfg.ReadYourWritesTimeout); err != nil {
+		if !errors.Is(err, pgproj.ErrWatermarkTimeout) && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		s.log.Warn("serving projection lagging behind registration", "post_version_id", reg.PostVersionID, "err", err)
+	}
+	return registerOutput{
+		Platform: reg.Platform, ExternalID: reg.ExternalID, VersionHash: reg.VersionHash,
+		PostVersionID: reg.PostVersionID, Provenance: reg.Provenance,
+	}, nil
+}
+
+type recordViewInput struct {
+	PostVersionID string `json:"postVersionId"`
+}
+
+// notInvestigated is the NOT_INVESTIGATED status variant.
+type notInvestigated struct {
+	InvestigationState       string `json:"investigationState"`
+	PriorInvestigationResult *struct {
+		OldClaims             []any  `json:"oldClaims"`
+		SourceInvestigationID string `json:"sourceInvestigationId"`
+	} `json:"priorInvestigationResult"`
+}
+
+func (s *Server) recordViewAndGetStatus(c *fiber.Ctx, path string) (any, error) {
+	var in recordViewInput
+	if err := ingest.DecodeStrict(c.Body(), &in, ""); err != nil {
+		return nil, err
+	}
+	if _, err := uuid.Parse(in.PostVersionID); err != nil || len(in.PostVersionID) != 36 {
+		return nil, newError(CodeBadRequest, "postVersionId: must be an id returned by registerObservedVersion")
+	}
+	ctx := c.UserContext()
+	v, err := s.versions.VersionByID(ctx, in.PostVersionID)
+	if errors.Is(err, serving.ErrNotFound) {
+		// Never registered: nothing to count.
+		return notInvestigated{InvestigationState: "NOT_INVESTIGATED"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.ingest.RecordView(ctx, v.PostID, v.ID, v.Platform, v.ExternalID, s.caller(c)); err != nil {
+		return nil, err
+	}
+	return notInvestigated{InvestigationState: "NOT_INVESTIGATED"}, nil
+}

@@ -1,0 +1,199 @@
+// Package api is Errata's HTTP surface on fiber: the extension-facing tRPC
+// procedures (wire-compatible with OpenErrata's extension, see
+// ../shared/CONTRACT.md) and health. Handlers validate input and append
+// events through producers; they read only from projections and never
+// write a read model.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/producers/ingest"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+// MaxBodyBytes is the request body limit; larger bodies get HTTP 413.
+const MaxBodyBytes = 512 << 10
+
+// Ingest appends post events (producers/ingest.Service).
+type Ingest interface {
+	Register(ctx context.Context, in *ingest.RegisterInput, caller ingest.Caller) (ingest.Registered, error)
+	RecordView(ctx context.Context, postID, postVersionID, platform, externalID string, caller ingest.Caller) (producers.Position, error)
+}
+
+// Versions reads registered versions (projections/serving.Reader).
+type Versions interface {
+	VersionByID(ctx context.Context, id string) (serving.Version, error)
+}
+
+// Watermark waits until the serving projection has applied a log position.
+type Watermark interface {
+	WaitFor(ctx context.Context, topic string, partition int32, offset int64, timeout time.Duration) error
+}
+
+// Config holds the API's settings.
+type Config struct {
+	MinExtensionVersion   string
+	TrustedProxyHeader    string
+	ReadYourWritesTimeout time.Duration
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg        Config
+	minVersion extensionVersion
+	ingest     Ingest
+	versions   Versions
+	watermark  Watermark
+	hasher     *ingest.Hasher
+	log        *slog.Logger
+	app        *fiber.App
+}
+
+// New builds the API with its dependencies.
+func New(cfg Config, in Ingest, versions Versions, wm Watermark, hasher *ingest.Hasher, log *slog.Logger) (*Server, error) {
+	minVersion, err := parseExtensionVersion(cfg.MinExtensionVersion)
+	if err != nil {
+		return nil, fmt.Errorf("minimum extension version: %w", err)
+	}
+	s := &Server{cfg: cfg, minVersion: minVersion, ingest: in, versions: versions, watermark: wm, hasher: hasher, log: log}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "errata",
+		BodyLimit:             MaxBodyBytes,
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		ErrorHandler:          s.handleFiberError,
+	})
+	s.routes()
+	return s, nil
+}
+
+// App exposes the fiber app (tests use app.Test).
+func (s *Server) App() *fiber.App { return s.app }
+
+// Listen serves on addr until ctx is done, then shuts down gracefully.
+func (s *Server) Listen(ctx context.Context, addr string) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.app.Listen(addr) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return s.app.ShutdownWithTimeout(15 * time.Second)
+	}
+}
+
+func (s *Server) routes() {
+	s.app.Get("/health", s.health)
+	s.app.Post("/trpc/post.registerObservedVersion", s.procedure("post.registerObservedVersion", s.registerObservedVersion))
+	s.app.Post("/trpc/post.recordViewAndGetStatus", s.procedure("post.recordViewAndGetStatus", s.recordViewAndGetStatus))
+	s.app.All("/trpc/:path", func(c *fiber.Ctx) error {
+		return writeError(c, c.Params("path"), newError(CodeNotFound, fmt.Sprintf("no procedure %q for %s", c.Params("path"), c.Method())))
+	})
+}
+
+func (s *Server) health(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok", "minimumSupportedExtensionVersion": s.cfg.MinExtensionVersion})
+}
+
+// handler is a procedure body: it returns the output or an error.
+type handler func(c *fiber.Ctx, path string) (any, error)
+
+// procedure applies what every post.* call shares: the version gate, the
+// error envelope, and logging of unexpected failures.
+func (s *Server) procedure(path string, h handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if e := checkExtensionVersion(c.Get(HeaderExtensionVersion), s.minVersion, s.cfg.MinExtensionVersion); e != nil {
+			return writeError(c, path, e)
+		}
+		out, err := h(c, path)
+		if err != nil {
+			return writeError(c, path, s.classify(c, path, err))
+		}
+		return writeResult(c, out)
+	}
+}
+
+// classify maps an error to its tRPC code; unexpected ones are logged and
+// answered without internals.
+func (s *Server) classify(c *fiber.Ctx, path string, err error) *Error {
+	var te *Error
+	var ie *ingest.InputError
+	var se *ingest.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.As(err, &se):
+		return newError(CodeParseError, se.Error())
+	case errors.As(err, &ie):
+		return newError(CodeBadRequest, ie.Error())
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		s.log.Warn("request timed out", "path", path, "err", err)
+		return newError(CodeInternalServerError, "the request could not be completed in time")
+	default:
+		s.log.Error("request failed", "path", path, "err", err)
+		return newError(CodeInternalServerError, "internal error")
+	}
+}
+
+// handleFiberError renders errors raised before a handler runs (body too
+// large, unknown route, malformed request) as tRPC envelopes.
+func (s *Server) handleFiberError(c *fiber.Ctx, err error) error {
+	path := strings.TrimPrefix(c.Path(), "/trpc/")
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		switch fe.Code {
+		case fiber.StatusRequestEntityTooLarge:
+			return writeError(c, path, newError(CodePayloadTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes)))
+		case fiber.StatusNotFound, fiber.StatusMethodNotAllowed:
+			return writeError(c, path, newError(CodeNotFound, "not found"))
+		case fiber.StatusBadRequest:
+			return writeError(c, path, newError(CodeBadRequest, fe.Message))
+		}
+	}
+	s.log.Error("unhandled error", "path", c.Path(), "err", err)
+	return writeError(c, path, newError(CodeInternalServerError, "internal error"))
+}
+
+// caller derives the hashed identity of the requester.
+func (s *Server) caller(c *fiber.Ctx) ingest.Caller {
+	ip := s.clientIP(c)
+	corr := c.Get("x-request-id")
+	if corr == "" || len(corr) > 128 {
+		corr = uuid.NewString()
+	}
+	return ingest.Caller{
+		ViewerKey:     s.hasher.AnonymousViewerKey(ip, c.Get(fiber.HeaderUserAgent)),
+		IPRangeKey:    s.hasher.IPRangeKey(ip),
+		CorrelationID: corr,
+	}
+}
+
+// clientIP is the address reported by the trusted proxy header (its last
+// entry: the one the proxy itself appended) or else the socket address.
+func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
+	if h := s.cfg.TrustedProxyHeader; h != "" {
+		if v := c.Get(h); v != "" {
+			parts := strings.Split(v, ",")
+			if ip, err := netip.ParseAddr(strings.TrimSpace(parts[len(parts)-1])); err == nil {
+				return ip
+			}
+		}
+	}
+	if ip, ok := netip.AddrFromSlice(c.Context().RemoteIP()); ok {
+		return ip
+	}
+	return netip.IPv4Unspecified()
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/errata-dev/errata/api"
+	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/producers/ingest"
+	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+func serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the HTTP API (extension tRPC procedures, health)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := loadEnv("api")
+			if err != nil {
+				return err
+			}
+			pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			producer, err := kafka.NewClient(e.cfg.KafkaBrokers, kafka.ProducerOpts()...)
+			if err != nil {
+				return err
+			}
+			defer producer.Close()
+			if err := kafka.Ping(ctx, producer); err != nil {
+				return err
+			}
+			appender := producers.NewAppender(producer, e.registry, e.topics, nil)
+			srv, err := api.New(api.Config{
+				MinExtensionVersion:   e.cfg.MinExtensionVersion,
+				TrustedProxyHeader:    e.cfg.TrustedProxyHeader,
+				ReadYourWritesTimeout: e.cfg.ReadYourWritesTimeout,
+			}, ingest.NewService(appender), serving.NewReader(pool),
+				pgproj.NewWatermark(pool, serving.ProjectorName), ingest.NewHasher(e.cfg.HashSecret), e.log)
+			if err != nil {
+				return err
+			}
+			e.log.Info("api listening", "addr", "http://"+e.cfg.HTTPAddr)
+			return srv.Listen(ctx, e.cfg.HTTPAddr)
+		},
+	}
+}
+
+func migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the serving projection's Postgres migrations",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := loadEnv("migrate")
+			if err != nil {
+				return err
+			}
+			pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			if err := pgproj.Migrate(ctx, pool, e.cfg.ServingSchema, serving.Migrations(), e.log); err != nil {
+				return err
+			}
+			e.log.Info("migrations up to date", "schema", e.cfg.ServingSchema)
+			return nil
+		},
+	}
+}
+
+func topicsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "topics",
+		Short: "Create the event topics (retention forever) and the dead-letter topic",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := loadEnv("topics")
+			if err != nil {
+				return err
+			}
+			cl, err := kafka.NewClient(e.cfg.KafkaBrokers)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			specs := kafka.EventTopicSpecs(e.registry, e.topics, int32(e.cfg.TopicPartitions))
+			return kafka.EnsureTopics(ctx, cl, e.log, specs)
+		},
+	}
+}
+
+func healthcheckCmd() *cobra.Command {
+	var url string
+	c := &cobra.Command{
+		Use:   "healthcheck",
+		Short: "GET a URL and exit 0 on a 2xx answer (container health checks)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode < 200 || resp.StatusCode > 299 {
+				return fmt.Errorf("%w: %s answered %d", errUnhealthy, url, resp.StatusCode)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&url, "url", "http://127.0.0.1:8080/health", "URL to check")
+	return c
+}
+
+func contentCmd() *cobra.Command {
+	c := &cobra.Command{Use: "content", Short: "Content canonicalization tools for users and auditors"}
+	var platform, htmlFile, textFile string
+	normalize := &cobra.Command{
+		Use:   "normalize",
+		Short: "Print the canonical text and version identity of a post body as JSON",
+		Long: "Reads HTML (--html-file; for WIKIPEDIA the Parse API HTML) or plain text (--text-file)\n" +
+			"and prints normalizedText, contentHash, occurrencesHash, versionHash, wordCount and utf16Length\n" +
+			"exactly as the server computes them (no image occurrences).",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (htmlFile == "") == (textFile == "") {
+				return fmt.Errorf("give exactly one of --html-file or --text-file")
+			}
+			var text string
+			if textFile != "" {
+				raw, err := os.ReadFile(textFile)
+				if err != nil {
+					return err
+				}
+				text = content.Normalize(string(raw))
+			} else {
+				raw, err := os.ReadFile(htmlFile)
+				if err != nil {
+					return err
+				}
+				switch platform {
+				case "LESSWRONG":
+					text, err = content.LessWrongHTMLToText(string(raw))
+				case "SUBSTACK":
+					text, err = content.SubstackHTMLToText(string(raw))
+				case "WIKIPEDIA":
+					text, err = content.WikipediaHTMLToText(string(raw))
+				case "X":
+					err = fmt.Errorf("X posts are plain text: use --text-file")
+				default:
+					err = fmt.Errorf("--platform must be LESSWRONG, X, SUBSTACK or WIKIPEDIA")
+				}
+				if err != nil {
+					return err
+				}
+			}
+			id, err := content.ComputeVersionIdentity(text, nil)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string]any{
+				"platform":        platform,
+				"normalizedText":  text,
+				"contentHash":     id.ContentHash,
+				"occurrencesHash": id.OccurrencesHash,
+				"versionHash":     id.VersionHash,
+				"wordCount":       content.WordCount(text),
+				"utf16Length":     content.UTF16Length(text),
+			})
+		},
+	}
+	normalize.Flags().StringVar(&platform, "platform", "", "LESSWRONG, X, SUBSTACK or WIKIPEDIA")
+	normalize.Flags().StringVar(&htmlFile, "html-file", "", "HTML input file")
+	normalize.Flags().StringVar(&textFile, "text-file", "", "plain text input file")
+	_ = normalize.MarkFlagRequired("platform")
+	c.AddCommand(normalize)
+	return c
+}

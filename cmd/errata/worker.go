@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+// projectorNames are the projectors `errata worker` can run.
+var projectorNames = []string{serving.ProjectorName}
+
+func workerCmd() *cobra.Command {
+	var projectors []string
+	c := &cobra.Command{
+		Use:   "worker",
+		Short: "Run consumers and projectors (default: all)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			e, err := loadEnv("worker")
+			if err != nil {
+				return err
+			}
+			g, ctx := errgroup.WithContext(ctx)
+			for _, name := range projectors {
+				switch name {
+				case serving.ProjectorName:
+					r, closeFn, err := newServingRunner(ctx, e)
+					if err != nil {
+						return err
+					}
+					defer closeFn()
+					g.Go(func() error { return r.Run(ctx) })
+				default:
+					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames, ", "))
+				}
+			}
+			g.Go(func() error { return serveWorkerHealth(ctx, e.cfg.WorkerHTTPAddr) })
+			e.log.Info("worker running", "projectors", projectors, "health", "http://"+e.cfg.WorkerHTTPAddr+"/health")
+			return g.Wait()
+		},
+	}
+	c.Flags().StringSliceVar(&projectors, "projectors", projectorNames, "projectors to run: "+strings.Join(projectorNames, ", "))
+	return c
+}
+
+// newServingRunner wires the serving projector to a consumer-group runner
+// whose positions come from the projection's own checkpoints.
+func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error) {
+	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	if err != nil {
+		return nil, nil, err
+	}
+	producer, err := kafka.NewClient(e.cfg.KafkaBrokers, kafka.ProducerOpts()...)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	group := e.cfg.TopicPrefix + "projector." + serving.ProjectorName
+	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
+	proj := pgproj.NewProjector(serving.ProjectorName, pool, e.registry,
+		serving.NewApplier(e.cfg.ViewIPRangeDailyCap), dl, e.log)
+	r, err := kafka.NewRunner(kafka.RunnerConfig{
+		Brokers:   e.cfg.KafkaBrokers,
+		Group:     group,
+		Topics:    []string{e.topics.Name(events.TopicPosts)},
+		Positions: proj,
+	}, proj, e.log)
+	if err != nil {
+		producer.Close()
+		pool.Close()
+		return nil, nil, err
+	}
+	return r, func() { producer.Close(); pool.Close() }, nil
+}
+
+// serveWorkerHealth answers GET /health for container health checks.
+func serveWorkerHealth(ctx context.Context, addr string) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("worker health endpoint: %w", err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	}
+}
