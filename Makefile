@@ -1,0 +1,54 @@
+# Errata: two commands for a newcomer.
+#   make up     local Kafka, Postgres, Elasticsearch + the Errata API and worker, in the background
+#   make test   every test (unit and integration against the real local services)
+# and: make down | status | build | bench | logs
+
+GO       ?= go
+BIN      := bin/errata
+GOFLAGS  ?=
+PKGS     := ./...
+
+.PHONY: up down status build test test-unit bench lint logs
+
+build:
+	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/errata
+
+up: build
+	deploy/local/up
+	deploy/local/errata start
+	@echo
+	@echo "Errata is up:"
+	@echo "  API            http://127.0.0.1:8080  (GET /health, POST /trpc/post.*)"
+	@echo "  worker health  http://127.0.0.1:8081/health"
+	@echo "  logs           .local/logs/   (make logs)"
+	@echo "  stop           make down"
+
+down:
+	-deploy/local/errata stop
+	deploy/local/down
+
+status:
+	-deploy/local/status
+	-deploy/local/errata status
+
+logs:
+	tail -n 50 .local/logs/errata-*.log
+
+# Integration tests need the real services; ERRATA_INTEGRATION=1 makes a
+# missing service a failure instead of a skip.
+test: build
+	deploy/local/up
+	ERRATA_INTEGRATION=1 $(GO) test $(GOFLAGS) -count=1 -timeout 30m $(PKGS)
+
+# Unit tests only (integration tests skip without ERRATA_INTEGRATION=1).
+test-unit:
+	$(GO) test $(GOFLAGS) -count=1 $(PKGS)
+
+# Benchmarks print figures next to raw baselines measured in the same run.
+bench: build
+	deploy/local/up
+	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./projections/... ./internal/content/
+
+lint:
+	gofmt -l . | (! grep .)
+	$(GO) vet $(PKGS)
