@@ -71,10 +71,12 @@ func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 	proj := pgproj.NewProjector(serving.ProjectorName, pool, e.registry,
 		serving.NewApplier(e.cfg.ViewIPRangeDailyCap), dl, e.log)
 	r, err := kafka.NewRunner(kafka.RunnerConfig{
-		Brokers:   e.cfg.KafkaBrokers,
-		Group:     group,
-		Topics:    []string{e.topics.Name(events.TopicPosts)},
-		Positions: proj,
+		Brokers:        e.cfg.KafkaBrokers,
+		Group:          group,
+		Topics:         []string{e.topics.Name(events.TopicPosts)},
+		Positions:      proj,
+		InstanceID:     e.cfg.KafkaInstanceID,
+		SessionTimeout: e.cfg.KafkaSessionTimeout,
 	}, proj, e.log)
 	if err != nil {
 		producer.Close()

@@ -18,17 +18,21 @@ import (
 // variable and default in the Vars table below, which is also what
 // `errata config` prints.
 type Config struct {
-	KafkaBrokers     []string
-	TopicPrefix      string
-	TopicPartitions  int
-	DatabaseURL      string
-	ServingSchema    string
-	ElasticsearchURL string
-	ClickHouseURL    string
-	HTTPAddr         string
-	WorkerHTTPAddr   string
-	LogLevel         string
-	LogFormat        string
+	KafkaBrokers    []string
+	TopicPrefix     string
+	TopicPartitions int
+	// KafkaInstanceID enables static group membership: a restarted process
+	// with the same id takes its partitions back without a rebalance.
+	KafkaInstanceID     string
+	KafkaSessionTimeout time.Duration
+	DatabaseURL         string
+	ServingSchema       string
+	ElasticsearchURL    string
+	ClickHouseURL       string
+	HTTPAddr            string
+	WorkerHTTPAddr      string
+	LogLevel            string
+	LogFormat           string
 	// HashSecret keys the hashes of viewer and network identities.
 	HashSecret string
 	// TrustedProxyHeader names the header carrying the client IP when Errata
@@ -78,6 +82,16 @@ var Vars = []Var{
 		}},
 	{Name: "ERRATA_KAFKA_PARTITIONS", Default: "6", Doc: "partitions of newly created event topics (never shrink)",
 		set: func(c *Config, v string) (err error) { c.TopicPartitions, err = positiveInt(v); return }},
+	{Name: "ERRATA_KAFKA_INSTANCE_ID", Default: "", Doc: "static consumer-group member id (e.g. the pod name); empty for dynamic membership",
+		set: func(c *Config, v string) error { c.KafkaInstanceID = v; return nil }},
+	{Name: "ERRATA_KAFKA_SESSION_TIMEOUT", Default: "45s", Doc: "consumer-group session timeout (how soon a dead worker's partitions move)",
+		set: func(c *Config, v string) (err error) {
+			c.KafkaSessionTimeout, err = time.ParseDuration(v)
+			if err == nil && (c.KafkaSessionTimeout < 6*time.Second || c.KafkaSessionTimeout > 30*time.Minute) {
+				err = errors.New("must be between 6s and 30m (broker limits)")
+			}
+			return
+		}},
 	{Name: "ERRATA_DATABASE_URL", Default: "postgres://errata:errata@127.0.0.1:15432/errata?sslmode=disable", Secret: true,
 		Doc: "Postgres URL of the serving read model",
 		set: func(c *Config, v string) error { c.DatabaseURL = v; return checkURL(v, "postgres", "postgresql") }},
@@ -92,7 +106,10 @@ var Vars = []Var{
 	{Name: "ERRATA_ELASTICSEARCH_URL", Default: "http://127.0.0.1:19200", Secret: true, Doc: "Elasticsearch URL (corpus search)",
 		set: func(c *Config, v string) error { c.ElasticsearchURL = v; return checkURL(v, "http", "https") }},
 	{Name: "ERRATA_CLICKHOUSE_URL", Default: "http://127.0.0.1:18123", Secret: true, Doc: "ClickHouse HTTP URL (incidence metrics)",
-		set: func(c *Config, v string) error { c.ClickHouseURL = v; return checkURL(v, "http", "https", "clickhouse") }},
+		set: func(c *Config, v string) error {
+			c.ClickHouseURL = v
+			return checkURL(v, "http", "https", "clickhouse")
+		}},
 	{Name: "ERRATA_HTTP_ADDR", Default: "127.0.0.1:8080", Doc: "listen address of the HTTP API (errata serve)",
 		set: func(c *Config, v string) error { c.HTTPAddr = v; return checkAddr(v) }},
 	{Name: "ERRATA_WORKER_HTTP_ADDR", Default: "127.0.0.1:8081", Doc: "listen address of a worker's /health endpoint",
@@ -103,7 +120,10 @@ var Vars = []Var{
 			return oneOf(c.LogLevel, "debug", "info", "warn", "error")
 		}},
 	{Name: "ERRATA_LOG_FORMAT", Default: "text", Doc: "text or json",
-		set: func(c *Config, v string) error { c.LogFormat = strings.ToLower(v); return oneOf(c.LogFormat, "text", "json") }},
+		set: func(c *Config, v string) error {
+			c.LogFormat = strings.ToLower(v)
+			return oneOf(c.LogFormat, "text", "json")
+		}},
 	{Name: "ERRATA_HASH_SECRET", Default: DefaultHashSecret, Secret: true,
 		Doc: "key of the hashes of viewer and IP-range identities (set a long random value in production)",
 		set: func(c *Config, v string) error {

@@ -77,6 +77,10 @@ type RunnerConfig struct {
 	BatchTimeout time.Duration
 	// MaxPollRecords bounds the records taken per poll.
 	MaxPollRecords int
+	// InstanceID, when set, makes this member static (KIP-345).
+	InstanceID string
+	// SessionTimeout bounds how long a dead member keeps its partitions.
+	SessionTimeout time.Duration
 	// Positions, when set, makes the handler's store the source of positions.
 	Positions PositionStore
 	// ExtraOpts are appended to the client options (tests).
@@ -136,6 +140,12 @@ func NewRunner(cfg RunnerConfig, h Handler, log *slog.Logger) (*Runner, error) {
 			r.log.Warn("partitions lost", "partitions", m)
 		}),
 	)
+	if cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
+	}
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.HeartbeatInterval(cfg.SessionTimeout/10))
+	}
 	if cfg.Positions != nil {
 		opts = append(opts, kgo.AdjustFetchOffsetsFn(r.adjustOffsets))
 	}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/projections/pgproj"
+)
+
+// binary is the errata binary built once for the tests that run it as a
+// separate process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "errata-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "errata")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build errata: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type process struct {
+	cmd *exec.Cmd
+	log *os.File
+}
+
+func startErrata(t *testing.T, env []string, logPath string, args ...string) *process {
+	t.Helper()
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(t, err)
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	require.NoError(t, cmd.Start())
+	return &process{cmd: cmd, log: f}
+}
+
+func (p *process) kill9(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	_ = p.cmd.Wait()
+	p.log.Close()
+}
+
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.cmd.Wait(), "worker must exit cleanly on SIGTERM")
+	p.log.Close()
+}
+
+// TestWorkerKill9LosesAndDuplicatesNothing appends 20,000 post events, runs
+// the serving projector as a separate `errata worker` process, kills it with
+// SIGKILL at random points at least three times, restarts it, and checks the
+// projection against an independent model of the events: exactly the
+// expected rows and counts, nothing lost, nothing doubled.
+func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
+	brokers, topics := testenv.Kafka(t, 3)
+	dbURL := testenv.Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	const ipCap = 3
+	w := testenv.PostWorkload(testenv.WorkloadSpec{
+		Seed: 20261122, Posts: 400, ViewsPerPost: 49, Viewers: 40, IPRanges: 6, Days: 3,
+		IPRangeDailyCap: ipCap, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+	})
+	total := len(w.Events)
+	require.Equal(t, 20_040, total) // 400 registrations + 40 repeats + 19,600 views
+
+	env := []string{
+		"ERRATA_KAFKA_BROKERS=" + strings.Join(brokers, ","),
+		"ERRATA_KAFKA_TOPIC_PREFIX=" + topics.Prefix,
+		"ERRATA_DATABASE_URL=" + dbURL,
+		"ERRATA_WORKER_HTTP_ADDR=127.0.0.1:0",
+		"ERRATA_KAFKA_INSTANCE_ID=crash-test-worker",
+		"ERRATA_KAFKA_SESSION_TIMEOUT=6s",
+		fmt.Sprintf("ERRATA_VIEW_IP_RANGE_DAILY_CAP=%d", ipCap),
+		"ERRATA_LOG_LEVEL=info",
+	}
+	for _, sub := range []string{"config", "migrate"} {
+		cmd := exec.CommandContext(ctx, binary, sub)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+
+	producer, err := kafka.NewClient(brokers, kafka.ProducerOpts()...)
+	require.NoError(t, err)
+	defer producer.Close()
+	appender := producers.NewAppender(producer, events.NewCatalogRegistry(), topics, nil)
+	for start := 0; start < total; start += 2000 {
+		_, err := appender.Append(ctx, w.Events[start:min(start+2000, total)]...)
+		require.NoError(t, err)
+	}
+
+	pool, err := pgproj.Connect(ctx, dbURL, "serving")
+	require.NoError(t, err)
+	defer pool.Close()
+	applied := func() int {
+		var n int
+		require.NoError(t, pool.QueryRow(ctx,
+			`SELECT COALESCE(sum(next_offset), 0)::int FROM projection_checkpoints WHERE projector = 'serving'`).Scan(&n))
+		return n
+	}
+
+	logPath := filepath.Join(t.TempDir(), "worker.log")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	// Kill points spread over the run, each at a random position in its slice.
+	var killedAt []int
+	for k := 0; k < 4; k++ {
+		lo := total * k / 5
+		threshold := lo + 1 + rng.IntN(total/5)
+		p := startErrata(t, env, logPath, "worker", "--projectors", "serving")
+		deadline := time.Now().Add(60 * time.Second)
+		for applied() < threshold && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		got := applied()
+		p.kill9(t)
+		require.Less(t, got, total, "the worker finished before it could be killed; workload too small")
+		killedAt = append(killedAt, got)
+	}
+	t.Logf("killed the worker with SIGKILL after %v of %d events were applied", killedAt, total)
+
+	p := startErrata(t, env, logPath, "worker", "--projectors", "serving")
+	deadline := time.Now().Add(2 * time.Minute)
+	for applied() < total && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.stop(t)
+	if applied() != total {
+		logs, _ := os.ReadFile(logPath)
+		t.Fatalf("applied %d of %d events; worker log:\n%s", applied(), total, logs)
+	}
+	require.NoError(t, testenv.VerifyServing(ctx, pool, w.Expect))
+}
