@@ -101,7 +101,7 @@ func (c *RunnerConfig) defaults() {
 		c.BatchTimeout = 2 * time.Minute
 	}
 	if c.MaxPollRecords <= 0 {
-		c.MaxPollRecords = 2000
+		c.MaxPollRecords = 5000
 	}
 }
 
@@ -205,20 +205,41 @@ func (r *Runner) Run(ctx context.Context) error {
 			return fetchErr
 		}
 		var runErr error
+		var done []*kgo.Record
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 			if runErr != nil || len(p.Records) == 0 {
 				return
 			}
 			runErr = r.process(ctx, Batch{Topic: p.Topic, Partition: p.Partition, Records: p.Records})
+			if runErr == nil {
+				done = append(done, p.Records[len(p.Records)-1])
+			}
 		})
+		// Effects of the processed partitions are durable; only now may their
+		// positions move, in one commit for the whole poll. A failed commit
+		// only means redelivery, which handlers tolerate.
+		if len(done) > 0 {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if err := r.client.CommitRecords(cctx, done...); err != nil {
+				r.log.Warn("commit offsets", "err", err)
+			}
+			cancel()
+		}
 		r.client.AllowRebalance()
+		if errors.Is(runErr, errStopping) {
+			return nil
+		}
 		if runErr != nil {
 			return runErr
 		}
 	}
 }
 
-// process handles one batch with bounded retries and then commits it.
+// errStopping means shutdown interrupted a batch's retries; it is not
+// committed and will be redelivered.
+var errStopping = errors.New("stopping")
+
+// process handles one batch with bounded retries.
 func (r *Runner) process(ctx context.Context, b Batch) error {
 	log := r.log.With("topic", b.Topic, "partition", b.Partition,
 		"first_offset", b.Records[0].Offset, "last_offset", b.Records[len(b.Records)-1].Offset)
@@ -230,7 +251,7 @@ func (r *Runner) process(ctx context.Context, b Batch) error {
 		err = r.handler.Handle(hctx, b)
 		cancel()
 		if err == nil {
-			break
+			return nil
 		}
 		if IsPermanent(err) || attempt == r.cfg.MaxAttempts {
 			break
@@ -239,22 +260,12 @@ func (r *Runner) process(ctx context.Context, b Batch) error {
 		log.Warn("batch failed; retrying", "attempt", attempt, "delay", delay, "err", err)
 		select {
 		case <-ctx.Done():
-			return nil // not committed: redelivered after restart
+			return errStopping
 		case <-time.After(delay):
 		}
 	}
-	if err != nil {
-		log.Error("batch failed; stopping without committing", "err", err)
-		return fmt.Errorf("%s/%d at offset %d: %w: %w", b.Topic, b.Partition, b.Records[0].Offset, ErrRetriesExhausted, err)
-	}
-	// Effects are durable; now the position may move. A failed commit only
-	// means redelivery, which handlers tolerate.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if cerr := r.client.CommitRecords(cctx, b.Records[len(b.Records)-1]); cerr != nil {
-		log.Warn("commit offsets", "err", cerr)
-	}
-	return nil
+	log.Error("batch failed; stopping without committing", "err", err)
+	return fmt.Errorf("%s/%d at offset %d: %w: %w", b.Topic, b.Partition, b.Records[0].Offset, ErrRetriesExhausted, err)
 }
 
 // Backoff returns the jittered exponential delay before retry n (1-based).

@@ -53,22 +53,33 @@ func (a *Applier) Handles(t string) bool {
 	return false
 }
 
-// Apply implements pgproj.Applier. All statements of the batch go to the
-// server in one round trip and run in order inside the transaction.
+// Apply implements pgproj.Applier. Registrations go to the server as one
+// pipelined batch; the views of the whole batch are then folded in memory
+// and written with two set-based statements. Moving a batch's views after
+// its registrations changes nothing: a post's views always follow its
+// registration, and registrations never read view state.
 func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
 	b := &pgx.Batch{}
+	var views []view
 	for _, ev := range evs {
 		switch p := ev.Payload.(type) {
 		case *events.PostVersionRegisteredV1:
 			queueVersionRegistered(b, ev.Time, p)
 		case *events.PostViewRecordedV1:
-			a.queueViewRecorded(b, ev.Time, p)
+			views = append(views, view{at: ev.Time, p: p})
 		default:
 			return fmt.Errorf("serving: unexpected payload %T", ev.Payload)
 		}
 	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("serving batch: %w", err)
+	if b.Len() > 0 {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("serving registrations: %w", err)
+		}
+	}
+	if len(views) > 0 {
+		if err := a.applyViews(ctx, tx, views); err != nil {
+			return fmt.Errorf("serving views: %w", err)
+		}
 	}
 	return nil
 }
@@ -216,25 +227,122 @@ func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, ser
 	}
 }
 
-// queueViewRecorded counts a view and grants a unique-view credit when the
-// viewer has none for this post today and the IP range is under its cap.
-// The statements before it in the batch are visible to its checks, so the
-// result depends only on the events' order within the post's partition.
-func (a *Applier) queueViewRecorded(b *pgx.Batch, t time.Time, p *events.PostViewRecordedV1) {
-	day := t.UTC().Truncate(24 * time.Hour)
-	b.Queue(`WITH credit AS (
-			INSERT INTO post_view_credits (post_id, viewer_key, ip_range_key, bucket_day, created_at)
-			SELECT $1, $2, $3, $4::date, $5
-			WHERE (SELECT count(*) FROM post_view_credits
-			       WHERE post_id = $1 AND ip_range_key = $3 AND bucket_day = $4::date) < $6
-			ON CONFLICT (post_id, viewer_key, bucket_day) DO NOTHING
-			RETURNING 1
-		)
-		UPDATE posts SET
-			view_count = view_count + 1,
-			unique_view_score = unique_view_score + (SELECT count(*) FROM credit),
-			last_viewed_at = GREATEST(last_viewed_at, $5),
-			updated_at = GREATEST(updated_at, $5)
-		WHERE id = $1`,
-		p.PostID, p.ViewerKey, p.IPRangeKey, day, t, a.ipRangeDailyCap)
+type view struct {
+	at time.Time
+	p  *events.PostViewRecordedV1
+}
+
+type creditKey struct {
+	post, who string
+	day       time.Time
+}
+
+// applyViews counts views and grants unique-view credits (spec 2.10): at
+// most one per viewer, post and UTC day, and at most ipRangeDailyCap per IP
+// range, post and day, first come first served in log order. The credits
+// already stored for the (post, day) pairs in the batch are loaded once; the
+// decisions are made here in event order; the results are written in bulk.
+func (a *Applier) applyViews(ctx context.Context, tx pgx.Tx, views []view) error {
+	var qPosts []string
+	var qDays []time.Time
+	seenPair := map[creditKey]bool{}
+	for _, v := range views {
+		k := creditKey{post: v.p.PostID, day: utcDay(v.at)}
+		if !seenPair[k] {
+			seenPair[k] = true
+			qPosts = append(qPosts, k.post)
+			qDays = append(qDays, k.day)
+		}
+	}
+	credited := map[creditKey]bool{}
+	rangeCredits := map[creditKey]int{}
+	rows, err := tx.Query(ctx, `SELECT c.post_id::text, c.viewer_key, c.ip_range_key, c.bucket_day
+		FROM post_view_credits c
+		JOIN unnest($1::uuid[], $2::date[]) AS q(post_id, bucket_day)
+		  ON c.post_id = q.post_id AND c.bucket_day = q.bucket_day`, qPosts, qDays)
+	if err != nil {
+		return fmt.Errorf("load credits: %w", err)
+	}
+	for rows.Next() {
+		var post, viewer, ipRange string
+		var day time.Time
+		if err := rows.Scan(&post, &viewer, &ipRange, &day); err != nil {
+			rows.Close()
+			return err
+		}
+		day = utcDay(day)
+		credited[creditKey{post, viewer, day}] = true
+		rangeCredits[creditKey{post, ipRange, day}]++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load credits: %w", err)
+	}
+
+	type postDelta struct {
+		views, credits int64
+		last           time.Time
+	}
+	deltas := map[string]*postDelta{}
+	var order []string
+	var cPost, cViewer, cRange []string
+	var cDay, cAt []time.Time
+	for _, v := range views {
+		d := deltas[v.p.PostID]
+		if d == nil {
+			d = &postDelta{}
+			deltas[v.p.PostID] = d
+			order = append(order, v.p.PostID)
+		}
+		d.views++
+		if v.at.After(d.last) {
+			d.last = v.at
+		}
+		day := utcDay(v.at)
+		vk := creditKey{v.p.PostID, v.p.ViewerKey, day}
+		rk := creditKey{v.p.PostID, v.p.IPRangeKey, day}
+		if credited[vk] || rangeCredits[rk] >= a.ipRangeDailyCap {
+			continue
+		}
+		credited[vk] = true
+		rangeCredits[rk]++
+		d.credits++
+		cPost, cViewer, cRange = append(cPost, v.p.PostID), append(cViewer, v.p.ViewerKey), append(cRange, v.p.IPRangeKey)
+		cDay, cAt = append(cDay, day), append(cAt, v.at)
+	}
+	if len(cPost) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO post_view_credits (post_id, viewer_key, ip_range_key, bucket_day, created_at)
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::date[], $5::timestamptz[])`,
+			cPost, cViewer, cRange, cDay, cAt); err != nil {
+			return fmt.Errorf("insert credits: %w", err)
+		}
+	}
+	ids := make([]string, len(order))
+	nViews := make([]int64, len(order))
+	nCredits := make([]int64, len(order))
+	lasts := make([]time.Time, len(order))
+	for i, id := range order {
+		d := deltas[id]
+		ids[i], nViews[i], nCredits[i], lasts[i] = id, d.views, d.credits, d.last
+	}
+	tag, err := tx.Exec(ctx, `UPDATE posts p SET
+			view_count = p.view_count + d.views,
+			unique_view_score = p.unique_view_score + d.credits,
+			last_viewed_at = GREATEST(p.last_viewed_at, d.last),
+			updated_at = GREATEST(p.updated_at, d.last)
+		FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::timestamptz[]) AS d(id, views, credits, last)
+		WHERE p.id = d.id`, ids, nViews, nCredits, lasts)
+	if err != nil {
+		return fmt.Errorf("count views: %w", err)
+	}
+	if int(tag.RowsAffected()) != len(ids) {
+		return fmt.Errorf("count views: %d of %d posts exist; a view preceded its post's registration", tag.RowsAffected(), len(ids))
+	}
+	return nil
+}
+
+// utcDay is the UTC calendar day of t, the credit bucket.
+func utcDay(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
