@@ -25,6 +25,9 @@ import (
 // MaxBodyBytes is the request body limit; larger bodies get HTTP 413.
 const MaxBodyBytes = 512 << 10
 
+// requestTimeout bounds one procedure call.
+const requestTimeout = 20 * time.Second
+
 // Ingest appends post events (producers/ingest.Service).
 type Ingest interface {
 	Register(ctx context.Context, in *ingest.RegisterInput, caller ingest.Caller) (ingest.Registered, error)
@@ -118,6 +121,11 @@ func (s *Server) procedure(path string, h handler) fiber.Handler {
 		if e := checkExtensionVersion(c.Get(HeaderExtensionVersion), s.minVersion, s.cfg.MinExtensionVersion); e != nil {
 			return writeError(c, path, e)
 		}
+		// Bound every procedure: appends wait for all in-sync replicas and
+		// must not hang a client while the broker is unreachable.
+		ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+		defer cancel()
+		c.SetUserContext(ctx)
 		out, err := h(c, path)
 		if err != nil {
 			return writeError(c, path, s.classify(c, path, err))

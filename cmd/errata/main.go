@@ -65,9 +65,7 @@ func loadEnv(component string) (*env, error) {
 		return nil, err
 	}
 	log = log.With("component", component)
-	for _, line := range config.Describe(os.LookupEnv) {
-		log.Debug("config", "setting", line)
-	}
+	log.Info("configuration (secrets masked)", "settings", config.Describe(os.LookupEnv))
 	if cfg.HashSecret == config.DefaultHashSecret {
 		log.Warn("ERRATA_HASH_SECRET is the development default; set a long random value in production")
 	}
