@@ -39,6 +39,8 @@ logs:
 test: build
 	deploy/local/up
 	ERRATA_INTEGRATION=1 $(GO) test $(GOFLAGS) -count=1 -timeout 30m $(PKGS)
+	@echo "fault tests (they restart the shared Kafka broker, so they run alone):"
+	ERRATA_INTEGRATION=1 ERRATA_FAULT_TESTS=1 $(GO) test $(GOFLAGS) -count=1 -timeout 10m -run 'Restart' ./cmd/errata/
 
 # Unit tests only (integration tests skip without ERRATA_INTEGRATION=1).
 test-unit:

@@ -41,8 +41,9 @@ func TestMain(m *testing.M) {
 }
 
 type process struct {
-	cmd *exec.Cmd
-	log *os.File
+	cmd     *exec.Cmd
+	log     *os.File
+	logPath string
 }
 
 func startErrata(t *testing.T, env []string, logPath string, args ...string) *process {
@@ -53,7 +54,7 @@ func startErrata(t *testing.T, env []string, logPath string, args ...string) *pr
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	require.NoError(t, cmd.Start())
-	return &process{cmd: cmd, log: f}
+	return &process{cmd: cmd, log: f, logPath: logPath}
 }
 
 func (p *process) kill9(t *testing.T) {
@@ -66,8 +67,12 @@ func (p *process) kill9(t *testing.T) {
 func (p *process) stop(t *testing.T) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, p.cmd.Wait(), "worker must exit cleanly on SIGTERM")
+	err := p.cmd.Wait()
 	p.log.Close()
+	if err != nil {
+		logs, _ := os.ReadFile(p.logPath)
+		t.Fatalf("worker did not exit cleanly on SIGTERM: %v; log:\n%s", err, logs)
+	}
 }
 
 // TestWorkerKill9LosesAndDuplicatesNothing appends 20,000 post events, runs

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -187,23 +188,42 @@ func (r *Runner) adjustOffsets(ctx context.Context, offsets map[string]map[int32
 // processed when ctx is cancelled is finished (bounded by BatchTimeout).
 func (r *Runner) Run(ctx context.Context) error {
 	defer r.client.Close()
+	fetchFailures := 0
 	for {
 		fetches := r.client.PollRecords(ctx, r.cfg.MaxPollRecords)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			r.client.AllowRebalance()
 			return nil
 		}
-		var fetchErr error
+		var fatal, transient error
 		fetches.EachError(func(topic string, p int32, err error) {
-			if errors.Is(err, context.Canceled) {
-				return
+			switch {
+			case errors.Is(err, context.Canceled):
+			case isFatalFetchError(err):
+				fatal = errors.Join(fatal, fmt.Errorf("fetch %s/%d: %w", topic, p, err))
+			default:
+				transient = errors.Join(transient, fmt.Errorf("fetch %s/%d: %w", topic, p, err))
 			}
-			fetchErr = errors.Join(fetchErr, fmt.Errorf("fetch %s/%d: %w", topic, p, err))
 		})
-		if fetchErr != nil {
+		if fatal != nil {
 			r.client.AllowRebalance()
-			return fetchErr
+			return fatal
 		}
+		if transient != nil {
+			// The broker is unreachable or the group is re-forming: the
+			// client retries on its own; wait and poll again.
+			fetchFailures++
+			delay := Backoff(r.cfg.Backoff, 5*time.Second, fetchFailures)
+			r.log.Warn("fetch failed; retrying", "attempt", fetchFailures, "delay", delay, "err", transient)
+			r.client.AllowRebalance()
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(delay):
+			}
+			continue
+		}
+		fetchFailures = 0
 		var runErr error
 		var done []*kgo.Record
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
@@ -233,6 +253,19 @@ func (r *Runner) Run(ctx context.Context) error {
 			return runErr
 		}
 	}
+}
+
+// isFatalFetchError reports errors that waiting cannot fix and that must not
+// be skipped: lost data, an offset outside the log (with infinite retention
+// only loss explains it), and missing permissions.
+func isFatalFetchError(err error) bool {
+	var loss *kgo.ErrDataLoss
+	var tooLarge *kgo.ErrDecompressTooLarge
+	return errors.As(err, &loss) || errors.As(err, &tooLarge) ||
+		errors.Is(err, kerr.OffsetOutOfRange) ||
+		errors.Is(err, kerr.TopicAuthorizationFailed) ||
+		errors.Is(err, kerr.GroupAuthorizationFailed) ||
+		errors.Is(err, kerr.SaslAuthenticationFailed)
 }
 
 // errStopping means shutdown interrupted a batch's retries; it is not
