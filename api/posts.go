@@ -22,7 +22,7 @@ type registerOutput struct {
 }
 
 func (s *Server) registerObservedVersion(c *fiber.Ctx, path string) (any, error) {
-	in, err := ingest.ParseRegisterInput(c.Body())
+	in, err := ingest.ParseRegisterInput(c.BodyRaw())
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (s *Server) registerObservedVersion(c *fiber.Ctx, path string) (any, error)
 	// lagging and the caller still gets the deterministic id.
 	pos := reg.Position
 	if err := s.watermark.WaitFor(ctx, pos.Topic, pos.Partition, pos.Offset, s.cfg.ReadYourWritesTimeout); err != nil {
-		if !errors.Is(err, pgproj.ErrWatermarkTimeout) && !errors.Is(err, context.Canceled) {
+		if !errors.Is(err, pgproj.ErrWatermarkTimeout) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 		s.log.Warn("serving projection lagging behind registration", "post_version_id", reg.PostVersionID, "err", err)
@@ -62,7 +62,7 @@ type notInvestigated struct {
 
 func (s *Server) recordViewAndGetStatus(c *fiber.Ctx, path string) (any, error) {
 	var in recordViewInput
-	if err := ingest.DecodeStrict(c.Body(), &in, ""); err != nil {
+	if err := ingest.DecodeStrict(c.BodyRaw(), &in, ""); err != nil {
 		return nil, err
 	}
 	if _, err := uuid.Parse(in.PostVersionID); err != nil || len(in.PostVersionID) != 36 {
