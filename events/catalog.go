@@ -5,28 +5,34 @@ package events
 func Catalog() []Definition {
 	return []Definition{
 		{
-			Type:      TypePostVersionRegisteredV1,
-			Topic:     TopicPosts,
-			Aggregate: "post",
-			New:       func() Payload { return &PostVersionRegisteredV1{} },
-			Subject: func(p Payload) string {
-				if v, ok := p.(*PostVersionRegisteredV1); ok {
-					return v.PostID
-				}
-				return p.(PostVersionRegisteredV1).PostID
-			},
+			Type: TypePostVersionRegisteredV1, Topic: TopicPosts, Aggregate: "post",
+			New:     func() Payload { return &PostVersionRegisteredV1{} },
+			Subject: subjectOf(func(p *PostVersionRegisteredV1) string { return p.PostID }),
 		},
 		{
-			Type:      TypePostViewRecordedV1,
-			Topic:     TopicPosts,
-			Aggregate: "post",
-			New:       func() Payload { return &PostViewRecordedV1{} },
-			Subject: func(p Payload) string {
-				if v, ok := p.(*PostViewRecordedV1); ok {
-					return v.PostID
-				}
-				return p.(PostViewRecordedV1).PostID
-			},
+			Type: TypePostViewRecordedV1, Topic: TopicPosts, Aggregate: "post",
+			New:     func() Payload { return &PostViewRecordedV1{} },
+			Subject: subjectOf(func(p *PostViewRecordedV1) string { return p.PostID }),
+		},
+		{
+			Type: TypePostIntegrityAnomalyRecordedV1, Topic: TopicPosts, Aggregate: "post",
+			New:     func() Payload { return &PostIntegrityAnomalyRecordedV1{} },
+			Subject: subjectOf(func(p *PostIntegrityAnomalyRecordedV1) string { return p.PostID }),
+		},
+		{
+			Type: TypeAPIKeyAddedV1, Topic: TopicAPIKeys, Aggregate: "apikey",
+			New:     func() Payload { return &APIKeyAddedV1{} },
+			Subject: subjectOf(func(p *APIKeyAddedV1) string { return p.KeyID }),
+		},
+		{
+			Type: TypeAPIKeyRevokedV1, Topic: TopicAPIKeys, Aggregate: "apikey",
+			New:     func() Payload { return &APIKeyRevokedV1{} },
+			Subject: subjectOf(func(p *APIKeyRevokedV1) string { return p.KeyID }),
+		},
+		{
+			Type: TypeInvestigationRequestedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationRequestedV1{} },
+			Subject: subjectOf(func(p *InvestigationRequestedV1) string { return p.InvestigationID }),
 		},
 	}
 }
@@ -39,4 +45,18 @@ func NewCatalogRegistry() *Registry {
 		panic(err)
 	}
 	return r
+}
+
+// subjectOf adapts a typed subject function; payloads arrive as pointers from
+// decoding and may be passed by value by producers.
+func subjectOf[T any](f func(*T) string) func(Payload) string {
+	return func(p Payload) string {
+		switch v := any(p).(type) {
+		case *T:
+			return f(v)
+		case T:
+			return f(&v)
+		}
+		return ""
+	}
 }

@@ -237,3 +237,57 @@ func (p PostViewRecordedV1) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// TypePostIntegrityAnomalyRecordedV1 is the integrity anomaly event type.
+const TypePostIntegrityAnomalyRecordedV1 = "post.integrity_anomaly_recorded.v1"
+
+// Kinds of integrity anomaly.
+const (
+	// AnomalyContentMismatch: the server's canonical content differs from
+	// what the client observed; the server's version is the one registered.
+	AnomalyContentMismatch = "CONTENT_MISMATCH"
+	// AnomalyIdentityMismatch: the platform's identity (e.g. Wikipedia page
+	// id) differs from what the client sent; the server's value is stored.
+	AnomalyIdentityMismatch = "IDENTITY_MISMATCH"
+)
+
+// PostIntegrityAnomalyRecordedV1 records a disagreement between what a client
+// observed and what the platform served to the server for the same post.
+type PostIntegrityAnomalyRecordedV1 struct {
+	PostID        string `json:"post_id"`
+	PostVersionID string `json:"post_version_id"`
+	Platform      string `json:"platform"`
+	ExternalID    string `json:"external_id"`
+	Kind          string `json:"kind"`
+	// Field names what disagreed (content_hash, page_id, ...), with the
+	// client's and the server's values.
+	Field         string `json:"field"`
+	ObservedValue string `json:"observed_value"`
+	ServerValue   string `json:"server_value"`
+}
+
+// EventType implements Payload.
+func (PostIntegrityAnomalyRecordedV1) EventType() string { return TypePostIntegrityAnomalyRecordedV1 }
+
+// Validate implements Payload.
+func (p PostIntegrityAnomalyRecordedV1) Validate() error {
+	var errs []error
+	if !ValidPlatform(p.Platform) {
+		errs = append(errs, fmt.Errorf("platform %q is unknown", p.Platform))
+	}
+	if p.PostID != PostID(p.Platform, p.ExternalID) {
+		errs = append(errs, errors.New("post_id does not derive from platform and external_id"))
+	}
+	if p.PostVersionID == "" {
+		errs = append(errs, errors.New("post_version_id is empty"))
+	}
+	switch p.Kind {
+	case AnomalyContentMismatch, AnomalyIdentityMismatch:
+	default:
+		errs = append(errs, fmt.Errorf("kind %q is unknown", p.Kind))
+	}
+	if p.Field == "" {
+		errs = append(errs, errors.New("field is empty"))
+	}
+	return errors.Join(errs...)
+}

@@ -73,7 +73,7 @@ func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 	r, err := kafka.NewRunner(kafka.RunnerConfig{
 		Brokers:        e.cfg.KafkaBrokers,
 		Group:          group,
-		Topics:         []string{e.topics.Name(events.TopicPosts)},
+		Topics:         servingTopics(e),
 		Positions:      proj,
 		InstanceID:     e.cfg.KafkaInstanceID,
 		SessionTimeout: e.cfg.KafkaSessionTimeout,
@@ -84,6 +84,15 @@ func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 		return nil, nil, err
 	}
 	return r, func() { producer.Close(); pool.Close() }, nil
+}
+
+// servingTopics are the event topics the serving projection reads.
+func servingTopics(e *env) []string {
+	var out []string
+	for _, tp := range e.registry.Topics() {
+		out = append(out, e.topics.Name(tp))
+	}
+	return out
 }
 
 // serveWorkerHealth answers GET /health for container health checks.

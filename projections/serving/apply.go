@@ -47,7 +47,9 @@ func NewApplier(ipRangeDailyCap int) *Applier {
 // Handles implements pgproj.Applier.
 func (a *Applier) Handles(t string) bool {
 	switch t {
-	case events.TypePostVersionRegisteredV1, events.TypePostViewRecordedV1:
+	case events.TypePostVersionRegisteredV1, events.TypePostViewRecordedV1,
+		events.TypePostIntegrityAnomalyRecordedV1, events.TypeAPIKeyAddedV1, events.TypeAPIKeyRevokedV1,
+		events.TypeInvestigationRequestedV1:
 		return true
 	}
 	return false
@@ -67,13 +69,21 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 			queueVersionRegistered(b, ev.Time, p)
 		case *events.PostViewRecordedV1:
 			views = append(views, view{at: ev.Time, p: p})
+		case *events.PostIntegrityAnomalyRecordedV1:
+			queueIntegrityAnomaly(b, ev, p)
+		case *events.APIKeyAddedV1:
+			queueAPIKeyAdded(b, ev.Time, p)
+		case *events.APIKeyRevokedV1:
+			queueAPIKeyRevoked(b, ev.Time, p)
+		case *events.InvestigationRequestedV1:
+			queueInvestigationRequested(b, ev.Time, p)
 		default:
 			return fmt.Errorf("serving: unexpected payload %T", ev.Payload)
 		}
 	}
 	if b.Len() > 0 {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("serving registrations: %w", err)
+			return fmt.Errorf("serving statements: %w", err)
 		}
 	}
 	if len(views) > 0 {
@@ -94,6 +104,15 @@ func nilIfEmpty(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// emptyIfNil maps a JSON null array (which the event schema accepts for tags
+// and media_urls) to the empty array the NOT NULL columns require.
+func emptyIfNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // queueVersionRegistered upserts post, author, blobs, version and metadata.
@@ -179,7 +198,7 @@ func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, ser
 				author_slug = EXCLUDED.author_slug, tags = EXCLUDED.tags, published_at = EXCLUDED.published_at,
 				created_at = LEAST(lesswrong_version_meta.created_at, EXCLUDED.created_at)`,
 			p.PostVersionID, m.Slug, nilIfEmpty(m.Title), serverHTML, clientHTML, imageURLs, m.Karma,
-			nilIfEmpty(m.AuthorName), nilIfEmpty(m.AuthorSlug), m.Tags, m.PublishedAt, t)
+			nilIfEmpty(m.AuthorName), nilIfEmpty(m.AuthorSlug), emptyIfNil(m.Tags), m.PublishedAt, t)
 	case p.X != nil:
 		m := p.X
 		b.Queue(`INSERT INTO x_version_meta (post_version_id, tweet_id, text, author_handle, author_display_name,
@@ -191,7 +210,7 @@ func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, ser
 				like_count = EXCLUDED.like_count, retweet_count = EXCLUDED.retweet_count, posted_at = EXCLUDED.posted_at,
 				created_at = LEAST(x_version_meta.created_at, EXCLUDED.created_at)`,
 			p.PostVersionID, m.TweetID, m.Text, m.AuthorHandle, nilIfEmpty(m.AuthorDisplayName),
-			m.MediaURLs, m.LikeCount, m.RetweetCount, m.PostedAt, t)
+			emptyIfNil(m.MediaURLs), m.LikeCount, m.RetweetCount, m.PostedAt, t)
 	case p.Substack != nil:
 		m := p.Substack
 		b.Queue(`INSERT INTO substack_version_meta (post_version_id, substack_post_id, publication_subdomain, slug, title,
