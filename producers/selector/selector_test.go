@@ -1,0 +1,148 @@
+package selector_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/teststack"
+	"github.com/errata-dev/errata/producers/selector"
+)
+
+// post builds a registration of an X post with the given number of words,
+// and views from distinct viewers and ranges so its score equals views.
+func post(t *testing.T, s *teststack.Stack, n, words, views int, at time.Time) (string, string, []events.Event) {
+	t.Helper()
+	ext := fmt.Sprint(5000 + n)
+	text := strings.TrimSpace(strings.Repeat(fmt.Sprintf("w%d ", n), words))
+	id, err := content.ComputeVersionIdentity(text, nil)
+	require.NoError(t, err)
+	postID := events.PostID(events.PlatformX, ext)
+	versionID := events.PostVersionID(postID, id.VersionHash)
+	var out []events.Event
+	add := func(p events.Payload) {
+		ev, err := s.Registry.New(p, events.Meta{ID: fmt.Sprintf("%s-%d", ext, len(out)), Time: at.Add(time.Duration(len(out)) * time.Second)})
+		require.NoError(t, err)
+		out = append(out, ev)
+	}
+	add(&events.PostVersionRegisteredV1{
+		PostID: postID, PostVersionID: versionID, Platform: events.PlatformX, ExternalID: ext,
+		URL: "https://x.com/a/status/" + ext, VersionHash: id.VersionHash, ContentHash: id.ContentHash,
+		OccurrencesHash: id.OccurrencesHash, ContentText: text, WordCount: content.WordCount(text),
+		Provenance: events.ProvenanceClientFallback, ImageURLs: []string{}, ImageOccurrences: []events.ImageOccurrenceV1{},
+		X: &events.XMetaV1{TweetID: ext, Text: text, AuthorHandle: "a", MediaURLs: []string{}},
+	})
+	for v := 0; v < views; v++ {
+		add(&events.PostViewRecordedV1{
+			PostID: postID, PostVersionID: versionID, Platform: events.PlatformX, ExternalID: ext,
+			ViewerKey: fmt.Sprintf("%064x", v+1), IPRangeKey: fmt.Sprintf("%064x", 1000+v),
+		})
+	}
+	return versionID, id.VersionHash, out
+}
+
+func TestSelectorPicksTopScoresWithinBudgetAndIsIdempotent(t *testing.T) {
+	s := teststack.Serving(t, teststack.Options{})
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	// Scores 0..7; post 7 is over the word limit; post 6 already has an investigation.
+	var all []events.Event
+	versions := map[int]string{}
+	hashes := map[int]string{}
+	for n := 0; n < 8; n++ {
+		words := 20
+		if n == 7 {
+			words = content.WordCountLimit + 1
+		}
+		v, h, evs := post(t, s, n, words, n, now.Add(-time.Hour))
+		versions[n], hashes[n] = v, h
+		all = append(all, evs...)
+	}
+	existing, err := s.Registry.New(&events.InvestigationRequestedV1{
+		InvestigationID: events.InvestigationID(versions[6]), PostID: events.PostID(events.PlatformX, "5006"),
+		PostVersionID: versions[6], Platform: events.PlatformX, ExternalID: "5006",
+		VersionHash: hashes[6], Source: events.RequestSourceInvestigateNow,
+	}, events.Meta{ID: "existing", Time: now.Add(-time.Minute)})
+	require.NoError(t, err)
+	s.AppendAndWait(t, append(all, existing)...)
+
+	newSelector := func() *selector.Selector {
+		return selector.New(selector.Config{DailyBudget: 3, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
+			s.Pool, s.Appender, s.Watermark, func() time.Time { return now }, logging.Discard())
+	}
+	res, err := newSelector().Run(context.Background())
+	require.NoError(t, err)
+	var got []string
+	for _, c := range res.Requested {
+		got = append(got, c.PostVersionID)
+	}
+	require.Equal(t, []string{versions[5], versions[4], versions[3]}, got, "top scores, skipping the long post and the investigated one")
+
+	// Run again, and several times concurrently: the day's budget is spent,
+	// so nothing more is requested and no investigation is duplicated.
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := newSelector().Run(context.Background())
+			require.NoError(t, err)
+			require.Empty(t, res.Requested)
+		}()
+	}
+	wg.Wait()
+	var n, selectorN int
+	require.NoError(t, s.Pool.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE source = 'SELECTOR') FROM investigations`).Scan(&n, &selectorN))
+	require.Equal(t, 4, n)
+	require.Equal(t, 3, selectorN)
+
+	// The next day the budget is fresh: the next best posts are chosen.
+	tomorrow := selector.New(selector.Config{DailyBudget: 3, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
+		s.Pool, s.Appender, s.Watermark, func() time.Time { return now.Add(24 * time.Hour) }, logging.Discard())
+	res, err = tomorrow.Run(context.Background())
+	require.NoError(t, err)
+	got = got[:0]
+	for _, c := range res.Requested {
+		got = append(got, c.PostVersionID)
+	}
+	require.Equal(t, []string{versions[2], versions[1], versions[0]}, got)
+}
+
+func TestConcurrentSelectorsRequestEachVersionOnce(t *testing.T) {
+	s := teststack.Serving(t, teststack.Options{})
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var all []events.Event
+	for n := 0; n < 20; n++ {
+		_, _, evs := post(t, s, n, 10, n%5, now.Add(-time.Hour))
+		all = append(all, evs...)
+	}
+	s.AppendAndWait(t, all...)
+	var wg sync.WaitGroup
+	total := 0
+	var mu sync.Mutex
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sel := selector.New(selector.Config{DailyBudget: 8, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
+				s.Pool, s.Appender, s.Watermark, func() time.Time { return now }, logging.Discard())
+			res, err := sel.Run(context.Background())
+			require.NoError(t, err)
+			mu.Lock()
+			total += len(res.Requested)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 8, total, "the budget is spent once across concurrent runs")
+	var n int
+	require.NoError(t, s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM investigations`).Scan(&n))
+	require.Equal(t, 8, n)
+}
