@@ -209,21 +209,18 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.client.AllowRebalance()
 			return fatal
 		}
+		// The broker is unreachable or the group is re-forming: the client
+		// retries on its own; wait and poll again. Records the same poll
+		// returned for other partitions are processed first: the client has
+		// moved past them, so dropping them would skip them for good.
+		var retryDelay time.Duration
 		if transient != nil {
-			// The broker is unreachable or the group is re-forming: the
-			// client retries on its own; wait and poll again.
 			fetchFailures++
-			delay := Backoff(r.cfg.Backoff, 5*time.Second, fetchFailures)
-			r.log.Warn("fetch failed; retrying", "attempt", fetchFailures, "delay", delay, "err", transient)
-			r.client.AllowRebalance()
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(delay):
-			}
-			continue
+			retryDelay = Backoff(r.cfg.Backoff, 5*time.Second, fetchFailures)
+			r.log.Warn("fetch failed; retrying", "attempt", fetchFailures, "delay", retryDelay, "err", transient)
+		} else {
+			fetchFailures = 0
 		}
-		fetchFailures = 0
 		var runErr error
 		var done []*kgo.Record
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
@@ -251,6 +248,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		if runErr != nil {
 			return runErr
+		}
+		if transient != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(retryDelay):
+			}
 		}
 	}
 }

@@ -1,0 +1,220 @@
+package kafka_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testenv"
+)
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		base, max time.Duration
+		n         int
+		want      time.Duration // before jitter
+	}{
+		{"first retry is the base", 100 * ms, time.Second, 1, 100 * ms},
+		{"doubles", 100 * ms, time.Second, 2, 200 * ms},
+		{"doubles again", 100 * ms, time.Second, 3, 400 * ms},
+		{"doubles thrice", 100 * ms, time.Second, 4, 800 * ms},
+		{"capped", 100 * ms, time.Second, 5, time.Second},
+		{"stays capped", 100 * ms, time.Second, 60, time.Second},
+		{"huge n does not overflow", 100 * ms, time.Second, 1 << 30, time.Second},
+		{"base above max is capped", 5 * time.Second, time.Second, 1, time.Second},
+		{"cap not a power of two", 3 * ms, 10 * ms, 3, 10 * ms},
+		{"zero base", 0, time.Second, 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// Jitter: d - d/10 + [0, d/5]: within ±10% of d.
+			lo, hi := tc.want-tc.want/10, tc.want-tc.want/10+tc.want/5
+			seen := map[time.Duration]bool{}
+			for i := 0; i < 500; i++ {
+				d := kafka.Backoff(tc.base, tc.max, tc.n)
+				require.GreaterOrEqual(t, d, lo)
+				require.LessOrEqual(t, d, hi)
+				seen[d] = true
+			}
+			if tc.want > 0 {
+				require.Greater(t, len(seen), 1, "delays are jittered")
+			}
+		})
+	}
+}
+
+func TestEventTopicSpecs(t *testing.T) {
+	t.Parallel()
+	reg := events.NewCatalogRegistry()
+	got := kafka.EventTopicSpecs(reg, events.Topics{Prefix: "errata."}, 6)
+	// Every topic of the registry, in its order, then the dead-letter topic.
+	var want []kafka.TopicSpec
+	for _, tp := range reg.Topics() {
+		want = append(want, kafka.TopicSpec{Name: "errata." + string(tp), Partitions: 6})
+	}
+	want = append(want, kafka.TopicSpec{Name: "errata.dead-letter", Partitions: 6})
+	require.Equal(t, want, got)
+	require.Contains(t, got, kafka.TopicSpec{Name: "errata.posts", Partitions: 6})
+	require.Len(t, got, len(reg.Topics())+1)
+}
+
+// logLine is one JSON log record of EnsureTopics.
+type logLine struct {
+	Level      string `json:"level"`
+	Msg        string `json:"msg"`
+	Topic      string `json:"topic"`
+	Partitions int    `json:"partitions"`
+	Configured int    `json:"configured"`
+}
+
+func logLines(t *testing.T, buf *bytes.Buffer) []logLine {
+	t.Helper()
+	var out []logLine
+	dec := json.NewDecoder(buf)
+	for dec.More() {
+		var l logLine
+		require.NoError(t, dec.Decode(&l))
+		out = append(out, l)
+	}
+	buf.Reset()
+	return out
+}
+
+var wantTopicConfig = map[string]string{
+	"retention.ms":        "-1",
+	"retention.bytes":     "-1",
+	"cleanup.policy":      "delete",
+	"max.message.bytes":   "16777216",
+	"min.insync.replicas": "1",
+}
+
+// topicState returns the partition count and event-topic configuration of topics.
+func topicState(t *testing.T, adm *kadm.Client, topics ...string) (map[string]int, map[string]map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	// A broker may answer metadata for a just-created topic a moment late.
+	var details kadm.TopicDetails
+	testenv.Eventually(t, guard, func() (bool, string) {
+		var err error
+		details, err = adm.ListTopics(ctx, topics...)
+		if err != nil {
+			return false, err.Error()
+		}
+		if err := details.Error(); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	parts := map[string]int{}
+	for _, name := range topics {
+		d, ok := details[name]
+		require.True(t, ok, name)
+		require.NoError(t, d.Err, name)
+		parts[name] = len(d.Partitions)
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	require.NoError(t, err)
+	confs := map[string]map[string]string{}
+	for _, rc := range rcs {
+		require.NoError(t, rc.Err, rc.Name)
+		m := map[string]string{}
+		for _, c := range rc.Configs {
+			if _, ok := wantTopicConfig[c.Key]; ok && c.Value != nil {
+				m[c.Key] = *c.Value
+			}
+		}
+		confs[rc.Name] = m
+	}
+	return parts, confs
+}
+
+// TestEnsureTopics runs against kfake, which implements the admin calls
+// EnsureTopics uses (Metadata, CreateTopics, IncrementalAlterConfigs).
+func TestEnsureTopics(t *testing.T) {
+	t.Parallel()
+	addrs := newCluster(t, 0)
+	adm := newAdmin(t, addrs)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+
+	// An existing topic with more partitions and the wrong configuration.
+	s := func(v string) *string { return &v }
+	created, err := adm.CreateTopic(ctx, 3, 1, map[string]*string{"retention.ms": s("1000"), "max.message.bytes": s("1000")}, "pre.posts")
+	require.NoError(t, err)
+	require.NoError(t, created.Err)
+
+	specs := []kafka.TopicSpec{{Name: "pre.posts", Partitions: 2}, {Name: "pre.dead-letter", Partitions: 2}}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+
+	require.NoError(t, kafka.EnsureTopics(ctx, newClient(t, addrs), log, specs))
+	parts, confs := topicState(t, adm, "pre.posts", "pre.dead-letter")
+	require.Equal(t, map[string]int{"pre.posts": 3, "pre.dead-letter": 2}, parts, "partition counts never shrink")
+	require.Equal(t, map[string]map[string]string{"pre.posts": wantTopicConfig, "pre.dead-letter": wantTopicConfig}, confs)
+	require.Equal(t, []logLine{
+		{Level: "WARN", Msg: "topic partition count differs from configuration; leaving it", Topic: "pre.posts", Partitions: 3, Configured: 2},
+		{Level: "INFO", Msg: "topic exists", Topic: "pre.posts", Partitions: 3},
+		{Level: "INFO", Msg: "topic created", Topic: "pre.dead-letter", Partitions: 2},
+	}, logLines(t, &buf))
+
+	// A second run changes nothing.
+	require.NoError(t, kafka.EnsureTopics(ctx, newClient(t, addrs), log, specs))
+	parts2, confs2 := topicState(t, adm, "pre.posts", "pre.dead-letter")
+	require.Equal(t, parts, parts2)
+	require.Equal(t, confs, confs2)
+	require.Equal(t, []logLine{
+		{Level: "WARN", Msg: "topic partition count differs from configuration; leaving it", Topic: "pre.posts", Partitions: 3, Configured: 2},
+		{Level: "INFO", Msg: "topic exists", Topic: "pre.posts", Partitions: 3},
+		{Level: "INFO", Msg: "topic exists", Topic: "pre.dead-letter", Partitions: 2},
+	}, logLines(t, &buf))
+
+	// The largest allowed event fits the created topic.
+	big := &kgo.Record{Topic: "pre.dead-letter", Value: bytes.Repeat([]byte("a"), 15<<20)}
+	prod := newClient(t, addrs, append(kafka.ProducerOpts(), kgo.ProducerBatchCompression(kgo.NoCompression()))...)
+	require.NoError(t, prod.ProduceSync(ctx, big).FirstErr())
+}
+
+// TestEnsureTopicsRealKafka checks the same against the local broker (an
+// integration test: skipped unless the services run or ERRATA_INTEGRATION=1).
+func TestEnsureTopicsRealKafka(t *testing.T) {
+	t.Parallel()
+	brokers, topics := testenv.Kafka(t, 2) // runs EnsureTopics with EventTopicSpecs once
+	specs := kafka.EventTopicSpecs(events.NewCatalogRegistry(), topics, 2)
+	var names []string
+	wantParts := map[string]int{}
+	wantConfs := map[string]map[string]string{}
+	for _, s := range specs {
+		names = append(names, s.Name)
+		wantParts[s.Name] = 2
+		wantConfs[s.Name] = wantTopicConfig
+	}
+	require.Contains(t, names, topics.Name(events.TopicPosts))
+	require.Contains(t, names, topics.Name(events.TopicDeadLetter))
+	cl := newClient(t, brokers)
+	adm := kadm.NewClient(cl)
+
+	parts, confs := topicState(t, adm, names...)
+	require.Equal(t, wantParts, parts)
+	require.Equal(t, wantConfs, confs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	require.NoError(t, kafka.EnsureTopics(ctx, cl, logging.Discard(), specs))
+	parts2, confs2 := topicState(t, adm, names...)
+	require.Equal(t, parts, parts2)
+	require.Equal(t, confs, confs2)
+}
