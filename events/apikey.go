@@ -54,8 +54,8 @@ func (APIKeyRevokedV1) EventType() string { return TypeAPIKeyRevokedV1 }
 
 // Validate implements Payload.
 func (p APIKeyRevokedV1) Validate() error {
-	if p.KeyID == "" {
-		return errors.New("key_id is empty")
+	if !validUUID(p.KeyID) {
+		return errors.New("key_id is not a UUID")
 	}
 	if len(p.Reason) > 500 {
 		return errors.New("reason is longer than 500 bytes")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Header names mirrored from the envelope into every Kafka record, so a
@@ -33,8 +35,8 @@ type Envelope struct {
 // Validate checks the envelope metadata; the payload is checked by the registry.
 func (e Envelope) Validate() error {
 	var errs []error
-	if e.ID == "" {
-		errs = append(errs, errors.New("id is empty"))
+	if !validUUID(e.ID) {
+		errs = append(errs, fmt.Errorf("id %q is not a UUID", e.ID))
 	}
 	if !typePattern.MatchString(e.Type) {
 		errs = append(errs, fmt.Errorf("type %q is not <aggregate>.<name>.v<N>", e.Type))
@@ -80,4 +82,10 @@ type Meta struct {
 	Time          time.Time
 	CorrelationID string
 	CausationID   string
+}
+
+// validUUID reports whether s is a UUID in canonical lowercase form.
+func validUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
 }

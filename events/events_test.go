@@ -166,7 +166,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"unknown payload field", strings.Replace(string(good), `"viewer_key"`, `"surprise": true, "viewer_key"`, 1), "unknown field"},
 		{"invalid payload", strings.Replace(string(good), `"platform": "LESSWRONG"`, `"platform": "MYSPACE"`, 1), "platform"},
 		{"subject mismatch", strings.Replace(string(good), `"subject": "`, `"subject": "x`, 1), "subject"},
-		{"missing id", strings.Replace(string(good), `"id": "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70"`, `"id": ""`, 1), "id is empty"},
+		{"missing id", strings.Replace(string(good), `"id": "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70"`, `"id": ""`, 1), "not a UUID"},
+		{"id not a uuid", strings.Replace(string(good), `"id": "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70"`, `"id": "event-1"`, 1), "not a UUID"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,7 +182,7 @@ func TestEncodeRejectsInvalidPayload(t *testing.T) {
 	p := samples()[events.TypePostVersionRegisteredV1].(*events.PostVersionRegisteredV1)
 	bad := *p
 	bad.VersionHash = "ABC"
-	_, err := reg.New(&bad, events.Meta{ID: "x", Time: time.Now()})
+	_, err := reg.New(&bad, events.Meta{ID: "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70", Time: time.Now()})
 	require.ErrorContains(t, err, "version_hash")
 
 	bad = *p

@@ -226,8 +226,8 @@ func (p PostViewRecordedV1) Validate() error {
 	if p.PostID == "" || p.PostID != PostID(p.Platform, p.ExternalID) {
 		errs = append(errs, errors.New("post_id does not derive from platform and external_id"))
 	}
-	if p.PostVersionID == "" {
-		errs = append(errs, errors.New("post_version_id is empty"))
+	if !validUUID(p.PostVersionID) {
+		errs = append(errs, errors.New("post_version_id is not a UUID"))
 	}
 	if !sha256Hex.MatchString(p.ViewerKey) {
 		errs = append(errs, errors.New("viewer_key is not a sha256 hex digest"))
@@ -278,8 +278,8 @@ func (p PostIntegrityAnomalyRecordedV1) Validate() error {
 	if p.PostID != PostID(p.Platform, p.ExternalID) {
 		errs = append(errs, errors.New("post_id does not derive from platform and external_id"))
 	}
-	if p.PostVersionID == "" {
-		errs = append(errs, errors.New("post_version_id is empty"))
+	if !validUUID(p.PostVersionID) {
+		errs = append(errs, errors.New("post_version_id is not a UUID"))
 	}
 	switch p.Kind {
 	case AnomalyContentMismatch, AnomalyIdentityMismatch:

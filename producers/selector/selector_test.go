@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
@@ -29,7 +30,7 @@ func post(t *testing.T, s *teststack.Stack, n, words, views int, at time.Time) (
 	versionID := events.PostVersionID(postID, id.VersionHash)
 	var out []events.Event
 	add := func(p events.Payload) {
-		ev, err := s.Registry.New(p, events.Meta{ID: fmt.Sprintf("%s-%d", ext, len(out)), Time: at.Add(time.Duration(len(out)) * time.Second)})
+		ev, err := s.Registry.New(p, events.Meta{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("%s-%d", ext, len(out)))).String(), Time: at.Add(time.Duration(len(out)) * time.Second)})
 		require.NoError(t, err)
 		out = append(out, ev)
 	}
@@ -69,7 +70,7 @@ func TestSelectorPicksTopScoresWithinBudgetAndIsIdempotent(t *testing.T) {
 		InvestigationID: events.InvestigationID(versions[6]), PostID: events.PostID(events.PlatformX, "5006"),
 		PostVersionID: versions[6], Platform: events.PlatformX, ExternalID: "5006",
 		VersionHash: hashes[6], Source: events.RequestSourceInvestigateNow,
-	}, events.Meta{ID: "existing", Time: now.Add(-time.Minute)})
+	}, events.Meta{ID: uuid.NewString(), Time: now.Add(-time.Minute)})
 	require.NoError(t, err)
 	s.AppendAndWait(t, append(all, existing)...)
 

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -107,10 +108,26 @@ func (f *fixture) handle(recs ...*kgo.Record) error {
 	return f.proj.Handle(ctx, kafka.Batch{Topic: recs[0].Topic, Partition: recs[0].Partition, Records: recs})
 }
 
-// applied lists the ids of the applied events in application order.
+// applied lists the names of the applied events in application order.
 func (f *fixture) applied(t *testing.T) []string {
 	t.Helper()
-	return texts(t, f.pool, `SELECT event_id FROM applied ORDER BY seq`)
+	ids := texts(t, f.pool, `SELECT event_id FROM applied ORDER BY seq`)
+	for i, id := range ids {
+		if name, ok := eventNames.Load(id); ok {
+			ids[i] = name.(string)
+		}
+	}
+	return ids
+}
+
+// eventNames maps the UUIDs of test events back to readable names.
+var eventNames sync.Map
+
+// eventUUID is the (UUID) event id of a test event named name.
+func eventUUID(name string) string {
+	id := uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String()
+	eventNames.Store(id, name)
+	return id
 }
 
 // checkpoints lists "projector topic partition next_offset event_time".
@@ -155,7 +172,7 @@ func registrationRecord(t *testing.T, tp string, partition int32, offset int64) 
 func encode(t *testing.T, tp string, partition int32, offset int64, p events.Payload, id string) *kgo.Record {
 	t.Helper()
 	reg := events.NewCatalogRegistry()
-	ev, err := reg.New(p, events.Meta{ID: id, Time: eventTime(offset)})
+	ev, err := reg.New(p, events.Meta{ID: eventUUID(id), Time: eventTime(offset)})
 	require.NoError(t, err)
 	msg, err := reg.Encode(ev)
 	require.NoError(t, err)
@@ -274,7 +291,7 @@ func TestProjectorDeadLettersPoison(t *testing.T) {
 		viewRecord(t, topic, 0, 0),
 		rawRecord(0, 1, view, "{not json"),
 		valid,
-		rawRecord(0, 3, view, `{"id":"e","type":"post.view_recorded.v1","subject":"s","time":"2026-11-22T10:00:00Z","data":{}}`),
+		rawRecord(0, 3, view, `{"id":"0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70","type":"post.view_recorded.v1","subject":"s","time":"2026-11-22T10:00:00Z","data":{}}`),
 		unknownField,
 	))
 	require.Equal(t, []string{"view-0", "view-2"}, f.applied(t))
