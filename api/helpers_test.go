@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,15 +64,77 @@ func (f *fakeIngest) calls() (registers, views int) {
 	return len(f.registers), len(f.views)
 }
 
-// fakeVersions serves versions from a map.
-type fakeVersions map[string]serving.Version
+// fakeReader serves versions, keys and batch statuses from maps.
+type fakeReader struct {
+	mu       sync.Mutex
+	versions map[string]serving.VersionStatus
+	// keys maps sha256 of active keys to true, of revoked keys to false.
+	keys map[string]bool
+	// complete maps BatchKeys with a COMPLETE investigation to their claim count.
+	complete   map[serving.BatchKey]int
+	err        error
+	keyLookups int
+	batches    [][]serving.BatchKey
+}
 
-func (f fakeVersions) VersionByID(_ context.Context, id string) (serving.Version, error) {
-	v, ok := f[id]
+func newFakeReader() *fakeReader {
+	return &fakeReader{versions: map[string]serving.VersionStatus{}, keys: map[string]bool{}, complete: map[serving.BatchKey]int{}}
+}
+
+func (f *fakeReader) VersionStatusByID(_ context.Context, id string) (serving.VersionStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return serving.VersionStatus{}, f.err
+	}
+	v, ok := f.versions[strings.ToLower(id)]
 	if !ok {
-		return serving.Version{}, serving.ErrNotFound
+		return serving.VersionStatus{}, serving.ErrNotFound
 	}
 	return v, nil
+}
+
+func (f *fakeReader) ActiveAPIKey(_ context.Context, sha string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keyLookups++
+	if f.err != nil {
+		return false, f.err
+	}
+	return f.keys[sha], nil
+}
+
+func (f *fakeReader) BatchStatuses(_ context.Context, keys []serving.BatchKey) ([]serving.BatchStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.batches = append(f.batches, keys)
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := make([]serving.BatchStatus, len(keys))
+	for i, k := range keys {
+		if n, ok := f.complete[k]; ok {
+			out[i] = serving.BatchStatus{Investigated: true, IncorrectClaimCount: n}
+		}
+	}
+	return out, nil
+}
+
+// setInvestigation sets the investigation status of the fixed version.
+func (f *fakeReader) setInvestigation(status string, verified bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := f.versions[fixedRegistration.PostVersionID]
+	v.InvestigationStatus, v.InvestigationID = status, ""
+	if status != "" {
+		v.InvestigationID = "7e57c0de-0000-5000-8000-000000000001"
+	}
+	v.ServerVerifiedAt = nil
+	if verified {
+		at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		v.ServerVerifiedAt = &at
+	}
+	f.versions[fixedRegistration.PostVersionID] = v
 }
 
 // fakeWatermark is always caught up.
@@ -89,18 +152,34 @@ var fixedRegistration = ingest.Registered{
 	Position:      producers.Position{Topic: "posts", Partition: 2, Offset: 7},
 }
 
+// unreachableOpenAI is a provider base URL nothing listens on (port 9 on
+// loopback), so no test can reach beyond 127.0.0.1 by accident.
+const unreachableOpenAI = "http://127.0.0.1:9/v1"
+
 // newFakeServer builds the API over fakes, for cases that are pure HTTP.
 func newFakeServer(t testing.TB) (*Server, *fakeIngest) {
+	s, fi, _ := newFakeServerWith(t, Config{})
+	return s, fi
+}
+
+// newFakeServerWith builds the API over fakes with cfg's OpenAI settings
+// (the provider defaults to unreachableOpenAI) and returns the fake reader.
+func newFakeServerWith(t testing.TB, cfg Config) (*Server, *fakeIngest, *fakeReader) {
 	t.Helper()
 	fi := &fakeIngest{registered: fixedRegistration}
-	versions := fakeVersions{fixedRegistration.PostVersionID: {
+	reader := newFakeReader()
+	reader.versions[fixedRegistration.PostVersionID] = serving.VersionStatus{Version: serving.Version{
 		ID: fixedRegistration.PostVersionID, PostID: "5d0f3a9e-1111-5222-8333-444455556666",
 		Platform: "X", ExternalID: fixedRegistration.ExternalID, VersionHash: fixedRegistration.VersionHash,
 	}}
-	s, err := New(Config{MinExtensionVersion: "0.2.0", ReadYourWritesTimeout: time.Second},
-		fi, versions, fakeWatermark{}, ingest.NewHasher("test-hash-secret-0123456789"), testLogger(t))
+	cfg.MinExtensionVersion = "0.2.0"
+	cfg.ReadYourWritesTimeout = time.Second
+	if cfg.OpenAIBaseURL == "" {
+		cfg.OpenAIBaseURL = unreachableOpenAI
+	}
+	s, err := New(cfg, fi, reader, fakeWatermark{}, ingest.NewHasher("test-hash-secret-0123456789"), testLogger(t))
 	require.NoError(t, err)
-	return s, fi
+	return s, fi, reader
 }
 
 // testLogger logs warnings and errors through t.Log.

@@ -43,11 +43,16 @@ type bundle struct {
 	topics     events.Topics
 	postsTopic string
 	runnerDone chan error
+	appender   *producers.Appender
+	watermark  *pgproj.Watermark
+	brokers    []string
 }
 
 type setupOpts struct {
 	trustedProxyHeader string
 	ipRangeDailyCap    int
+	// openAIBaseURL defaults to unreachableOpenAI.
+	openAIBaseURL string
 }
 
 // setup migrates a fresh database, creates private topics, starts the
@@ -57,6 +62,9 @@ func setup(t *testing.T, opts setupOpts) *bundle {
 	t.Helper()
 	if opts.ipRangeDailyCap == 0 {
 		opts.ipRangeDailyCap = 10
+	}
+	if opts.openAIBaseURL == "" {
+		opts.openAIBaseURL = unreachableOpenAI
 	}
 	dbURL := testenv.Postgres(t)
 	brokers, topics := testenv.Kafka(t, testPartitions)
@@ -82,10 +90,16 @@ func setup(t *testing.T, opts setupOpts) *bundle {
 	group := topics.Prefix + "projector." + serving.ProjectorName
 	dl := kafka.NewDeadLetter(producer, topics.Name(events.TopicDeadLetter), group, log)
 	proj := pgproj.NewProjector(serving.ProjectorName, pool, registry, serving.NewApplier(opts.ipRangeDailyCap), dl, log)
+	// Like the worker, the projector consumes every event topic (posts,
+	// api-keys, investigations).
+	var topicNames []string
+	for _, tp := range registry.Topics() {
+		topicNames = append(topicNames, topics.Name(tp))
+	}
 	runner, err := kafka.NewRunner(kafka.RunnerConfig{
 		Brokers:   brokers,
 		Group:     group,
-		Topics:    []string{topics.Name(events.TopicPosts)},
+		Topics:    topicNames,
 		Positions: proj,
 	}, proj, log)
 	require.NoError(t, err)
@@ -107,6 +121,7 @@ func setup(t *testing.T, opts setupOpts) *bundle {
 		MinExtensionVersion:   "0.2.0",
 		TrustedProxyHeader:    opts.trustedProxyHeader,
 		ReadYourWritesTimeout: 15 * time.Second,
+		OpenAIBaseURL:         opts.openAIBaseURL,
 	}, ingest.NewService(appender), serving.NewReader(pool), pgproj.NewWatermark(pool, serving.ProjectorName),
 		ingest.NewHasher(testHashSecret), log)
 	require.NoError(t, err)
@@ -114,6 +129,7 @@ func setup(t *testing.T, opts setupOpts) *bundle {
 	return &bundle{
 		server: srv, pool: pool, admin: kadm.NewClient(adminClient), topics: topics,
 		postsTopic: topics.Name(events.TopicPosts), runnerDone: done,
+		appender: appender, watermark: pgproj.NewWatermark(pool, serving.ProjectorName), brokers: brokers,
 	}
 }
 

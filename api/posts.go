@@ -27,7 +27,11 @@ func (s *Server) registerObservedVersion(c *fiber.Ctx, path string) (any, error)
 		return nil, err
 	}
 	ctx := c.UserContext()
-	reg, err := s.ingest.Register(ctx, in, s.caller(c))
+	caller, err := s.caller(c)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := s.ingest.Register(ctx, in, caller)
 	if err != nil {
 		return nil, err
 	}
@@ -51,15 +55,8 @@ type recordViewInput struct {
 	PostVersionID string `json:"postVersionId"`
 }
 
-// notInvestigated is the NOT_INVESTIGATED status variant.
-type notInvestigated struct {
-	InvestigationState       string `json:"investigationState"`
-	PriorInvestigationResult *struct {
-		OldClaims             []any  `json:"oldClaims"`
-		SourceInvestigationID string `json:"sourceInvestigationId"`
-	} `json:"priorInvestigationResult"`
-}
-
+// recordViewAndGetStatus records a view of a registered version and returns
+// the state of that version's own investigation.
 func (s *Server) recordViewAndGetStatus(c *fiber.Ctx, path string) (any, error) {
 	var in recordViewInput
 	if err := ingest.DecodeStrict(c.BodyRaw(), &in, ""); err != nil {
@@ -69,16 +66,20 @@ func (s *Server) recordViewAndGetStatus(c *fiber.Ctx, path string) (any, error) 
 		return nil, newError(CodeBadRequest, "postVersionId: must be an id returned by registerObservedVersion")
 	}
 	ctx := c.UserContext()
-	v, err := s.versions.VersionByID(ctx, in.PostVersionID)
+	v, err := s.reader.VersionStatusByID(ctx, in.PostVersionID)
 	if errors.Is(err, serving.ErrNotFound) {
 		// Never registered: nothing to count.
-		return notInvestigated{InvestigationState: "NOT_INVESTIGATED"}, nil
+		return notInvestigated{InvestigationState: stateNotInvestigated}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.ingest.RecordView(ctx, v.PostID, v.ID, v.Platform, v.ExternalID, s.caller(c)); err != nil {
+	caller, err := s.caller(c)
+	if err != nil {
 		return nil, err
 	}
-	return notInvestigated{InvestigationState: "NOT_INVESTIGATED"}, nil
+	if _, err := s.ingest.RecordView(ctx, v.PostID, v.ID, v.Platform, v.ExternalID, caller); err != nil {
+		return nil, err
+	}
+	return statusOf(v), nil
 }

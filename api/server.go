@@ -25,6 +25,10 @@ import (
 // MaxBodyBytes is the request body limit; larger bodies get HTTP 413.
 const MaxBodyBytes = 512 << 10
 
+// MaxHeaderBytes bounds the request line and headers. Queries carry their
+// input in the URL: 100 batchStatus posts url-encoded are about 20 KiB.
+const MaxHeaderBytes = 64 << 10
+
 // requestTimeout bounds one procedure call.
 const requestTimeout = 20 * time.Second
 
@@ -34,9 +38,16 @@ type Ingest interface {
 	RecordView(ctx context.Context, postID, postVersionID, platform, externalID string, caller ingest.Caller) (producers.Position, error)
 }
 
-// Versions reads registered versions (projections/serving.Reader).
-type Versions interface {
-	VersionByID(ctx context.Context, id string) (serving.Version, error)
+// Reader answers the API's queries from the serving projection
+// (projections/serving.Reader). The API reads nothing else.
+type Reader interface {
+	// VersionStatusByID returns a registered version with its own
+	// investigation's state, or serving.ErrNotFound.
+	VersionStatusByID(ctx context.Context, id string) (serving.VersionStatus, error)
+	// ActiveAPIKey reports whether a non-revoked instance API key has this sha256.
+	ActiveAPIKey(ctx context.Context, keySHA256 string) (bool, error)
+	// BatchStatuses answers composite version keys in order, in one query.
+	BatchStatuses(ctx context.Context, keys []serving.BatchKey) ([]serving.BatchStatus, error)
 }
 
 // Watermark waits until the serving projection has applied a log position.
@@ -49,6 +60,11 @@ type Config struct {
 	MinExtensionVersion   string
 	TrustedProxyHeader    string
 	ReadYourWritesTimeout time.Duration
+	// OpenAIBaseURL is the provider validateSettings checks user keys
+	// against ({OpenAIBaseURL}/models); empty means config.DefaultOpenAIBaseURL.
+	OpenAIBaseURL string
+	// OpenAIKeyCheckTimeout bounds that check; zero means 5 s.
+	OpenAIKeyCheckTimeout time.Duration
 }
 
 // Server is the HTTP API.
@@ -56,23 +72,30 @@ type Server struct {
 	cfg        Config
 	minVersion extensionVersion
 	ingest     Ingest
-	versions   Versions
+	reader     Reader
 	watermark  Watermark
 	hasher     *ingest.Hasher
+	openai     *openAIChecker
 	log        *slog.Logger
 	app        *fiber.App
 }
 
 // New builds the API with its dependencies.
-func New(cfg Config, in Ingest, versions Versions, wm Watermark, hasher *ingest.Hasher, log *slog.Logger) (*Server, error) {
+func New(cfg Config, in Ingest, reader Reader, wm Watermark, hasher *ingest.Hasher, log *slog.Logger) (*Server, error) {
 	minVersion, err := parseExtensionVersion(cfg.MinExtensionVersion)
 	if err != nil {
 		return nil, fmt.Errorf("minimum extension version: %w", err)
 	}
-	s := &Server{cfg: cfg, minVersion: minVersion, ingest: in, versions: versions, watermark: wm, hasher: hasher, log: log}
+	openai, err := newOpenAIChecker(cfg.OpenAIBaseURL, cfg.OpenAIKeyCheckTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, minVersion: minVersion, ingest: in, reader: reader, watermark: wm, hasher: hasher,
+		openai: openai, log: log}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "errata",
 		BodyLimit:             MaxBodyBytes,
+		ReadBufferSize:        MaxHeaderBytes,
 		DisableStartupMessage: true,
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
@@ -102,6 +125,9 @@ func (s *Server) routes() {
 	s.app.Get("/health", s.health)
 	s.app.Post("/trpc/post.registerObservedVersion", s.procedure("post.registerObservedVersion", s.registerObservedVersion))
 	s.app.Post("/trpc/post.recordViewAndGetStatus", s.procedure("post.recordViewAndGetStatus", s.recordViewAndGetStatus))
+	// Queries: GET with ?input=<url-encoded JSON>, no body, no signature.
+	s.app.Get("/trpc/post.validateSettings", s.procedure("post.validateSettings", s.validateSettings))
+	s.app.Get("/trpc/post.batchStatus", s.procedure("post.batchStatus", s.batchStatus))
 	s.app.All("/trpc/:path", func(c *fiber.Ctx) error {
 		return writeError(c, c.Params("path"), newError(CodeNotFound, fmt.Sprintf("no procedure %q for %s", c.Params("path"), c.Method())))
 	})
@@ -165,6 +191,8 @@ func (s *Server) handleFiberError(c *fiber.Ctx, err error) error {
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
 			return writeError(c, path, newError(CodePayloadTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes)))
+		case fiber.StatusRequestHeaderFieldsTooLarge:
+			return writeError(c, path, newError(CodePayloadTooLarge, fmt.Sprintf("request line and headers exceed %d bytes", MaxHeaderBytes)))
 		case fiber.StatusNotFound, fiber.StatusMethodNotAllowed:
 			return writeError(c, path, newError(CodeNotFound, "not found"))
 		case fiber.StatusBadRequest:
@@ -175,18 +203,29 @@ func (s *Server) handleFiberError(c *fiber.Ctx, err error) error {
 	return writeError(c, path, newError(CodeInternalServerError, "internal error"))
 }
 
-// caller derives the hashed identity of the requester.
-func (s *Server) caller(c *fiber.Ctx) ingest.Caller {
+// caller derives the hashed identity of the requester: the account of a
+// valid instance API key (x-api-key), else the anonymous session. An
+// invalid or revoked key is not an error; it just does not authenticate.
+func (s *Server) caller(c *fiber.Ctx) (ingest.Caller, error) {
 	ip := s.clientIP(c)
 	corr := c.Get("x-request-id")
 	if corr == "" || len(corr) > 128 {
 		corr = uuid.NewString()
 	}
-	return ingest.Caller{
+	caller := ingest.Caller{
 		ViewerKey:     s.hasher.AnonymousViewerKey(ip, c.Get(fiber.HeaderUserAgent)),
 		IPRangeKey:    s.hasher.IPRangeKey(ip),
 		CorrelationID: corr,
 	}
+	sha, ok, err := s.authenticate(c)
+	if err != nil {
+		return ingest.Caller{}, err
+	}
+	if ok {
+		caller.ViewerKey = s.hasher.AccountViewerKey(sha)
+		caller.Authenticated = true
+	}
+	return caller, nil
 }
 
 // clientIP is the address reported by the trusted proxy header (its last

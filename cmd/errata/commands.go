@@ -12,9 +12,11 @@ import (
 
 	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"
+	"github.com/errata-dev/errata/producers/ingest/canonical"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -43,11 +45,26 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			appender := producers.NewAppender(producer, e.registry, e.topics, nil)
+			var ingestOpts []ingest.Option
+			if e.cfg.ServerVerification {
+				safeClient, err := httpsafe.New()
+				if err != nil {
+					return err
+				}
+				fetcher, err := canonical.NewFetcher(safeClient, canonical.Endpoints{}, e.log)
+				if err != nil {
+					return err
+				}
+				ingestOpts = append(ingestOpts, ingest.WithVerifier(fetcher, e.cfg.VerifyTimeout))
+			} else {
+				e.log.Warn("server verification is off: every registered version is CLIENT_FALLBACK")
+			}
 			srv, err := api.New(api.Config{
 				MinExtensionVersion:   e.cfg.MinExtensionVersion,
 				TrustedProxyHeader:    e.cfg.TrustedProxyHeader,
 				ReadYourWritesTimeout: e.cfg.ReadYourWritesTimeout,
-			}, ingest.NewService(appender), serving.NewReader(pool),
+				OpenAIBaseURL:         e.cfg.OpenAIBaseURL,
+			}, ingest.NewService(appender, ingestOpts...), serving.NewReader(pool),
 				pgproj.NewWatermark(pool, serving.ProjectorName), ingest.NewHasher(e.cfg.HashSecret), e.log)
 			if err != nil {
 				return err

@@ -42,6 +42,7 @@ func run() error {
 		configCmd(),
 		healthcheckCmd(),
 		contentCmd(),
+		apikeyCmd(),
 		selectorCmd(),
 	)
 	return root.ExecuteContext(ctx)

@@ -43,9 +43,21 @@ type Config struct {
 	ReadYourWritesTimeout time.Duration
 	// ViewIPRangeDailyCap caps unique-view credits per IP range, post and day.
 	ViewIPRangeDailyCap int
+	// ServerVerification fetches canonical content from the platforms on
+	// registration; off only for instances that cannot reach them.
+	ServerVerification bool
+	VerifyTimeout      time.Duration
 	// MinExtensionVersion is the oldest extension version the API serves.
 	MinExtensionVersion string
+	// OpenAIBaseURL is the OpenAI-compatible provider's API root (no
+	// trailing slash); validateSettings checks user keys against
+	// {OpenAIBaseURL}/models. Read only; may carry credentials, so it is
+	// masked like every secret URL when printed.
+	OpenAIBaseURL string
 }
+
+// DefaultOpenAIBaseURL is OpenAI's public API root.
+const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 
 // Var describes one environment variable.
 type Var struct {
@@ -139,8 +151,18 @@ var Vars = []Var{
 		set: func(c *Config, v string) (err error) { c.ReadYourWritesTimeout, err = time.ParseDuration(v); return }},
 	{Name: "ERRATA_VIEW_IP_RANGE_DAILY_CAP", Default: "10", Doc: "unique-view credits per IP range, post and UTC day (changing it requires a serving replay)",
 		set: func(c *Config, v string) (err error) { c.ViewIPRangeDailyCap, err = positiveInt(v); return }},
+	{Name: "ERRATA_SERVER_VERIFICATION", Default: "true", Doc: "verify registered content against LessWrong, Wikipedia and Substack (false: every version is CLIENT_FALLBACK)",
+		set: func(c *Config, v string) (err error) { c.ServerVerification, err = strconv.ParseBool(v); return }},
+	{Name: "ERRATA_VERIFY_TIMEOUT", Default: "8s", Doc: "time budget of one server-side verification, retries included",
+		set: func(c *Config, v string) (err error) { c.VerifyTimeout, err = time.ParseDuration(v); return }},
 	{Name: "ERRATA_MIN_EXTENSION_VERSION", Default: "0.2.0", Doc: "oldest extension version served (x-openerrata-extension-version)",
 		set: func(c *Config, v string) error { c.MinExtensionVersion = v; return nil }},
+	{Name: "OPENAI_BASE_URL", Default: DefaultOpenAIBaseURL, Secret: true,
+		Doc: "OpenAI-compatible API root; validateSettings checks user keys with GET {base}/models (same variable as the OpenAI SDKs)",
+		set: func(c *Config, v string) error {
+			c.OpenAIBaseURL = strings.TrimRight(v, "/")
+			return checkURL(v, "http", "https")
+		}},
 }
 
 // FromEnv reads the configuration from the process environment.

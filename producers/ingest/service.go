@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/content"
@@ -82,19 +83,34 @@ type Registered struct {
 
 // Service appends post events.
 type Service struct {
-	appender *producers.Appender
+	appender      *producers.Appender
+	verifier      Verifier
+	verifyTimeout time.Duration
 }
 
 // NewService returns the ingest service.
-func NewService(a *producers.Appender) *Service { return &Service{appender: a} }
+func NewService(a *producers.Appender, opts ...Option) *Service {
+	s := &Service{appender: a, verifyTimeout: 8 * time.Second}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
-// Register canonicalizes an observed version and appends its registration.
+// Register canonicalizes an observed version, verifies it against the
+// platform when it can, and appends the registration followed by any
+// integrity anomalies (same post, same partition, in this order).
 //
-// Until server-side verification exists for a platform, the version is
-// derived from what the client observed and marked CLIENT_FALLBACK: the
-// server never claims a verification it did not do.
+// A verified registration carries the platform's canonical text and
+// identity (SERVER_VERIFIED); otherwise the client's observation is used
+// and marked CLIENT_FALLBACK with the reason. The server never claims a
+// verification it did not do.
 func (s *Service) Register(ctx context.Context, in *RegisterInput, caller Caller) (Registered, error) {
 	p, err := BuildRegistration(in)
+	if err != nil {
+		return Registered{}, err
+	}
+	anomalies, err := s.verify(ctx, in, p)
 	if err != nil {
 		return Registered{}, err
 	}
@@ -105,7 +121,15 @@ func (s *Service) Register(ctx context.Context, in *RegisterInput, caller Caller
 	if err != nil {
 		return Registered{}, err
 	}
-	pos, err := s.appender.Append(ctx, ev)
+	evs := []events.Event{ev}
+	for _, a := range anomalies {
+		aev, err := s.appender.NewEvent(a, caller.CorrelationID, ev.ID)
+		if err != nil {
+			return Registered{}, err
+		}
+		evs = append(evs, aev)
+	}
+	pos, err := s.appender.Append(ctx, evs...)
 	if err != nil {
 		return Registered{}, err
 	}

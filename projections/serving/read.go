@@ -72,3 +72,167 @@ func (r *Reader) PostStats(ctx context.Context, postID string) (PostStats, error
 	}
 	return s, nil
 }
+
+// Investigation statuses (the investigations table's status column).
+const (
+	InvestigationPending    = "PENDING"
+	InvestigationProcessing = "PROCESSING"
+	InvestigationComplete   = "COMPLETE"
+	InvestigationFailed     = "FAILED"
+)
+
+// VersionStatus is a registered version with the state of its own
+// investigation (never another version's: strict version rule).
+type VersionStatus struct {
+	Version
+	// InvestigationID and InvestigationStatus are empty when the version
+	// has no investigation.
+	InvestigationID     string
+	InvestigationStatus string
+}
+
+// VersionStatusByID looks a post version and its investigation up by the
+// version id, in one query.
+func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatus, error) {
+	var v VersionStatus
+	var invID, invStatus *string
+	err := r.pool.QueryRow(ctx, `SELECT pv.id::text, pv.post_id::text, p.platform, p.external_id,
+			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at, i.id::text, i.status
+		FROM post_versions pv
+		JOIN posts p ON p.id = pv.post_id
+		JOIN content_blobs cb ON cb.content_hash = pv.content_hash
+		LEFT JOIN investigations i ON i.post_version_id = pv.id
+		WHERE pv.id = $1`, id).Scan(&v.ID, &v.PostID, &v.Platform, &v.ExternalID,
+		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &invID, &invStatus)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return VersionStatus{}, ErrNotFound
+	}
+	if err != nil {
+		return VersionStatus{}, fmt.Errorf("version status %s: %w", id, err)
+	}
+	if invID != nil && invStatus != nil {
+		v.InvestigationID, v.InvestigationStatus = *invID, *invStatus
+	}
+	return v, nil
+}
+
+// BatchKey names one version by its composite key.
+type BatchKey struct {
+	Platform    string
+	ExternalID  string
+	VersionHash string
+}
+
+// BatchStatus is the investigation state of one BatchKey.
+type BatchStatus struct {
+	// Investigated: that exact version has a COMPLETE investigation.
+	Investigated bool
+	// IncorrectClaimCount counts the flagged claims of that investigation.
+	IncorrectClaimCount int
+}
+
+// BatchStatuses answers keys in order with one query (no per-key round
+// trips). A version is investigated only when the version itself (post by
+// platform and external id, version by hash) has a COMPLETE investigation.
+func (r *Reader) BatchStatuses(ctx context.Context, keys []BatchKey) ([]BatchStatus, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	platforms := make([]string, len(keys))
+	externalIDs := make([]string, len(keys))
+	hashes := make([]string, len(keys))
+	for i, k := range keys {
+		platforms[i], externalIDs[i], hashes[i] = k.Platform, k.ExternalID, k.VersionHash
+	}
+	// The claims table comes with the investigator; until then a complete
+	// investigation has no claims to count. Counting them is a one-line
+	// change of the incorrect_claims column below, to
+	//   (SELECT count(*) FROM claims c WHERE c.investigation_id = i.id)::int AS incorrect_claims,
+	// which is 0 too where i.id is NULL (no complete investigation).
+	rows, err := r.pool.Query(ctx, `SELECT q.ord::int, i.id IS NOT NULL AS investigated,
+			0::int AS incorrect_claims
+		FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS q(platform, external_id, version_hash, ord)
+		LEFT JOIN posts p ON p.platform = q.platform AND p.external_id = q.external_id
+		LEFT JOIN post_versions pv ON pv.post_id = p.id AND pv.version_hash = q.version_hash
+		LEFT JOIN investigations i ON i.post_version_id = pv.id AND i.status = 'COMPLETE'
+		ORDER BY q.ord`, platforms, externalIDs, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("batch status: %w", err)
+	}
+	defer rows.Close()
+	out := make([]BatchStatus, len(keys))
+	n := 0
+	for rows.Next() {
+		var ord, count int
+		var investigated bool
+		if err := rows.Scan(&ord, &investigated, &count); err != nil {
+			return nil, fmt.Errorf("batch status: %w", err)
+		}
+		if ord < 1 || ord > len(keys) {
+			return nil, fmt.Errorf("batch status: row %d out of range", ord)
+		}
+		out[ord-1] = BatchStatus{Investigated: investigated, IncorrectClaimCount: count}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("batch status: %w", err)
+	}
+	if n != len(keys) {
+		return nil, fmt.Errorf("batch status: %d rows for %d keys", n, len(keys))
+	}
+	return out, nil
+}
+
+// APIKey is an instance API key as operators see it: never any key material.
+type APIKey struct {
+	ID           string
+	Label        string
+	CreatedAt    time.Time
+	RevokedAt    *time.Time
+	RevokeReason string
+}
+
+// ActiveAPIKey reports whether a key with this sha256 exists and is not
+// revoked. Errors never name the hash.
+func (r *Reader) ActiveAPIKey(ctx context.Context, keySHA256 string) (bool, error) {
+	var ok bool
+	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM instance_api_keys
+		WHERE key_sha256 = $1 AND revoked_at IS NULL)`, keySHA256).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("look up api key: %w", err)
+	}
+	return ok, nil
+}
+
+const apiKeyColumns = `key_id::text, label, created_at, revoked_at, COALESCE(revoke_reason, '')`
+
+func scanAPIKey(row pgx.Row) (APIKey, error) {
+	var k APIKey
+	err := row.Scan(&k.ID, &k.Label, &k.CreatedAt, &k.RevokedAt, &k.RevokeReason)
+	return k, err
+}
+
+// APIKeyByID returns one key by its id.
+func (r *Reader) APIKeyByID(ctx context.Context, id string) (APIKey, error) {
+	k, err := scanAPIKey(r.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM instance_api_keys WHERE key_id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return APIKey{}, ErrNotFound
+	}
+	if err != nil {
+		return APIKey{}, fmt.Errorf("api key %s: %w", id, err)
+	}
+	return k, nil
+}
+
+// APIKeys lists every key, oldest first.
+func (r *Reader) APIKeys(ctx context.Context) ([]APIKey, error) {
+	rows, err := r.pool.Query(ctx, `SELECT `+apiKeyColumns+` FROM instance_api_keys ORDER BY created_at, key_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (APIKey, error) { return scanAPIKey(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return keys, nil
+}

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+// Investigation states of the status outputs.
+const (
+	stateNotInvestigated = "NOT_INVESTIGATED"
+	stateInvestigating   = "INVESTIGATING"
+	stateInvestigated    = "INVESTIGATED"
+)
+
+// claimSource is a claim's source: {url, title, snippet}.
+type claimSource struct {
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+	Snippet string `json:"snippet"`
+}
+
+// claim is a flagged claim as the client draws it (CONTRACT.md: every string
+// non-empty, at least one source). Claims come with the investigator; until
+// then every list of them is empty, but the shape is fixed here.
+type claim struct {
+	ID        string        `json:"id"`
+	Text      string        `json:"text"`
+	Context   string        `json:"context"`
+	Summary   string        `json:"summary"`
+	Reasoning string        `json:"reasoning"`
+	Sources   []claimSource `json:"sources"`
+}
+
+// claimPayload is a claim of a running investigation: a claim without id.
+type claimPayload struct {
+	Text      string        `json:"text"`
+	Context   string        `json:"context"`
+	Summary   string        `json:"summary"`
+	Reasoning string        `json:"reasoning"`
+	Sources   []claimSource `json:"sources"`
+}
+
+// priorInvestigationResult offers a prior verified version's claims as
+// interim context. Nothing produces one yet: it is always null.
+type priorInvestigationResult struct {
+	OldClaims             []claim `json:"oldClaims"`
+	SourceInvestigationID string  `json:"sourceInvestigationId"`
+}
+
+// notInvestigated is the NOT_INVESTIGATED status variant.
+type notInvestigated struct {
+	InvestigationState       string                    `json:"investigationState"`
+	PriorInvestigationResult *priorInvestigationResult `json:"priorInvestigationResult"`
+}
+
+// investigating is the INVESTIGATING status variant; the claim lists are
+// always arrays, never null.
+type investigating struct {
+	InvestigationState       string                    `json:"investigationState"`
+	Status                   string                    `json:"status"`
+	Provenance               string                    `json:"provenance"`
+	PendingClaims            []claimPayload            `json:"pendingClaims"`
+	ConfirmedClaims          []claimPayload            `json:"confirmedClaims"`
+	PriorInvestigationResult *priorInvestigationResult `json:"priorInvestigationResult"`
+}
+
+// investigated is the INVESTIGATED status variant of recordViewAndGetStatus
+// (no checkedAt there).
+type investigated struct {
+	InvestigationState string  `json:"investigationState"`
+	Provenance         string  `json:"provenance"`
+	Claims             []claim `json:"claims"`
+}
+
+// provenanceOf is the version's provenance: SERVER_VERIFIED once any
+// observation of it was verified by the server.
+func provenanceOf(v serving.Version) string {
+	if v.ServerVerifiedAt != nil {
+		return events.ProvenanceServerVerified
+	}
+	return events.ProvenanceClientFallback
+}
+
+// statusOf renders the investigation state of exactly this version (strict
+// version rule: another version's investigation is never served). A FAILED
+// investigation reads as NOT_INVESTIGATED: recordViewAndGetStatus never
+// returns FAILED.
+func statusOf(v serving.VersionStatus) any {
+	switch v.InvestigationStatus {
+	case serving.InvestigationPending, serving.InvestigationProcessing:
+		return investigating{
+			InvestigationState: stateInvestigating, Status: v.InvestigationStatus, Provenance: provenanceOf(v.Version),
+			PendingClaims: []claimPayload{}, ConfirmedClaims: []claimPayload{},
+		}
+	case serving.InvestigationComplete:
+		return investigated{InvestigationState: stateInvestigated, Provenance: provenanceOf(v.Version), Claims: []claim{}}
+	default: // none, or FAILED
+		return notInvestigated{InvestigationState: stateNotInvestigated}
+	}
+}
