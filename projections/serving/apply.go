@@ -180,6 +180,11 @@ func queueVersionRegistered(b *pgx.Batch, t time.Time, p *events.PostVersionRegi
 			seen_count = post_versions.seen_count + 1`,
 		p.PostVersionID, p.PostID, p.VersionHash, p.ContentHash, p.OccurrencesHash, verifiedAt, t)
 	queueMeta(b, t, p, serverHTML, clientHTML)
+	if p.ReporterKey != "" {
+		b.Queue(`INSERT INTO version_corroborations (post_version_id, reporter_key, first_at) VALUES ($1, $2, $3)
+			ON CONFLICT (post_version_id, reporter_key) DO UPDATE SET first_at = LEAST(version_corroborations.first_at, EXCLUDED.first_at)`,
+			p.PostVersionID, p.ReporterKey, t)
+	}
 }
 
 func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, serverHTML, clientHTML *string) {

@@ -28,6 +28,9 @@ type Version struct {
 	ContentHash      string
 	WordCount        int
 	ServerVerifiedAt *time.Time
+	// CorroborationCount is the number of distinct authenticated reporters
+	// who registered this exact version.
+	CorroborationCount int
 }
 
 // ErrNotFound is returned when a row does not exist.
@@ -37,12 +40,13 @@ var ErrNotFound = errors.New("not found")
 func (r *Reader) VersionByID(ctx context.Context, id string) (Version, error) {
 	var v Version
 	err := r.pool.QueryRow(ctx, `SELECT pv.id::text, pv.post_id::text, p.platform, p.external_id,
-			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at
+			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at,
+			(SELECT count(*) FROM version_corroborations vc WHERE vc.post_version_id = pv.id)
 		FROM post_versions pv
 		JOIN posts p ON p.id = pv.post_id
 		JOIN content_blobs cb ON cb.content_hash = pv.content_hash
 		WHERE pv.id = $1`, id).Scan(&v.ID, &v.PostID, &v.Platform, &v.ExternalID,
-		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt)
+		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &v.CorroborationCount)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Version{}, ErrNotFound
 	}
