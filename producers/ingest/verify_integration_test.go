@@ -50,7 +50,7 @@ func TestRegisterVerifiesAgainstThePlatform(t *testing.T) {
 
 	body, err := json.Marshal(map[string]any{
 		"platform": "LESSWRONG", "externalId": "ioZxrP7BhS5ArK59w",
-		"url":      "https://www.lesswrong.com/posts/ioZxrP7BhS5ArK59w/did-claude-3-opus-align-itself-via-gradient-hacking",
+		"url": "https://www.lesswrong.com/posts/ioZxrP7BhS5ArK59w/did-claude-3-opus-align-itself-via-gradient-hacking",
 		"metadata": map[string]any{"slug": "did-claude-3-opus-align-itself-via-gradient-hacking", "tags": []string{},
 			"htmlContent": "<p>A client that saw something else entirely.</p>"},
 	})
