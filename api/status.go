@@ -20,8 +20,7 @@ type claimSource struct {
 }
 
 // claim is a flagged claim as the client draws it (CONTRACT.md: every string
-// non-empty, at least one source). Claims come with the investigator; until
-// then every list of them is empty, but the shape is fixed here.
+// non-empty, at least one source; events.ClaimV1 enforces both).
 type claim struct {
 	ID        string        `json:"id"`
 	Text      string        `json:"text"`
@@ -41,7 +40,7 @@ type claimPayload struct {
 }
 
 // priorInvestigationResult offers a prior verified version's claims as
-// interim context. Nothing produces one yet: it is always null.
+// interim context.
 type priorInvestigationResult struct {
 	OldClaims             []claim `json:"oldClaims"`
 	SourceInvestigationID string  `json:"sourceInvestigationId"`
@@ -82,19 +81,49 @@ func provenanceOf(v serving.Version) string {
 }
 
 // statusOf renders the investigation state of exactly this version (strict
-// version rule: another version's investigation is never served). A FAILED
+// version rule: another version's investigation is never served as its
+// result, only as the interim priorInvestigationResult). A FAILED
 // investigation reads as NOT_INVESTIGATED: recordViewAndGetStatus never
 // returns FAILED.
 func statusOf(v serving.VersionStatus) any {
 	switch v.InvestigationStatus {
 	case serving.InvestigationPending, serving.InvestigationProcessing:
 		return investigating{
-			InvestigationState: stateInvestigating, Status: v.InvestigationStatus, Provenance: provenanceOf(v.Version),
+			InvestigationState: stateInvestigating, Status: v.InvestigationStatus, Provenance: investigationProvenance(v),
 			PendingClaims: []claimPayload{}, ConfirmedClaims: []claimPayload{},
+			PriorInvestigationResult: priorOf(v.Prior),
 		}
 	case serving.InvestigationComplete:
-		return investigated{InvestigationState: stateInvestigated, Provenance: provenanceOf(v.Version), Claims: []claim{}}
+		return investigated{InvestigationState: stateInvestigated, Provenance: investigationProvenance(v), Claims: claimsOf(v.Claims)}
 	default: // none, or FAILED
-		return notInvestigated{InvestigationState: stateNotInvestigated}
+		return notInvestigated{InvestigationState: stateNotInvestigated, PriorInvestigationResult: priorOf(v.Prior)}
 	}
+}
+
+// investigationProvenance is the provenance of what the investigation read,
+// or, before it has read anything, of the version.
+func investigationProvenance(v serving.VersionStatus) string {
+	if v.InvestigationProvenance != "" {
+		return v.InvestigationProvenance
+	}
+	return provenanceOf(v.Version)
+}
+
+func claimsOf(in []serving.Claim) []claim {
+	out := make([]claim, len(in))
+	for i, c := range in {
+		sources := make([]claimSource, len(c.Sources))
+		for j, s := range c.Sources {
+			sources[j] = claimSource{URL: s.URL, Title: s.Title, Snippet: s.Snippet}
+		}
+		out[i] = claim{ID: c.ID, Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning, Sources: sources}
+	}
+	return out
+}
+
+func priorOf(p *serving.Prior) *priorInvestigationResult {
+	if p == nil {
+		return nil
+	}
+	return &priorInvestigationResult{OldClaims: claimsOf(p.Claims), SourceInvestigationID: p.InvestigationID}
 }

@@ -34,6 +34,16 @@ func Catalog() []Definition {
 			New:     func() Payload { return &InvestigationRequestedV1{} },
 			Subject: subjectOf(func(p *InvestigationRequestedV1) string { return p.InvestigationID }),
 		},
+		{
+			Type: TypeInvestigationCompletedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationCompletedV1{} },
+			Subject: subjectOf(func(p *InvestigationCompletedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationFailedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationFailedV1{} },
+			Subject: subjectOf(func(p *InvestigationFailedV1) string { return p.InvestigationID }),
+		},
 	}
 }
 

@@ -3,6 +3,8 @@ package events
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 )
 
 // TopicInvestigations carries the investigation lifecycle, keyed by
@@ -12,6 +14,8 @@ const TopicInvestigations Topic = "investigations"
 // Event type strings of the investigation aggregate.
 const (
 	TypeInvestigationRequestedV1 = "investigation.requested.v1"
+	TypeInvestigationCompletedV1 = "investigation.completed.v1"
+	TypeInvestigationFailedV1    = "investigation.failed.v1"
 )
 
 // Who asked for an investigation.
@@ -66,6 +70,128 @@ func (p InvestigationRequestedV1) Validate() error {
 	}
 	if p.RequesterKey != "" && !sha256Hex.MatchString(p.RequesterKey) {
 		errs = append(errs, errors.New("requester_key is not a sha256 hex digest"))
+	}
+	return errors.Join(errs...)
+}
+
+// ClaimID is the identity of the n-th (0-based) published claim of an investigation.
+func ClaimID(investigationID string, n int) string {
+	return derive("claim", investigationID, strconv.Itoa(n))
+}
+
+// SourceV1 is evidence for a claim.
+type SourceV1 struct {
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+	Snippet string `json:"snippet"`
+}
+
+// ClaimV1 is one published (validator-approved) incorrect claim: a verbatim
+// quote of the post with context, why it is wrong, and the evidence.
+type ClaimV1 struct {
+	ID        string     `json:"id"`
+	Text      string     `json:"text"`
+	Context   string     `json:"context"`
+	Summary   string     `json:"summary"`
+	Reasoning string     `json:"reasoning"`
+	Sources   []SourceV1 `json:"sources"`
+}
+
+func (c ClaimV1) validate(investigationID string, n int) error {
+	var errs []error
+	if c.ID != ClaimID(investigationID, n) {
+		errs = append(errs, fmt.Errorf("claim %d: id does not derive from the investigation and position", n))
+	}
+	for name, v := range map[string]string{"text": c.Text, "context": c.Context, "summary": c.Summary, "reasoning": c.Reasoning} {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("claim %d: %s is empty", n, name))
+		}
+	}
+	if len(c.Sources) == 0 {
+		errs = append(errs, fmt.Errorf("claim %d: no sources", n))
+	}
+	for i, src := range c.Sources {
+		u, err := url.Parse(src.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("claim %d source %d: url is not absolute http(s)", n, i))
+		}
+		if src.Title == "" || src.Snippet == "" {
+			errs = append(errs, fmt.Errorf("claim %d source %d: title and snippet are required", n, i))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// InvestigationCompletedV1 publishes an investigation's result: the claims
+// that passed validation (possibly none), and what produced them.
+type InvestigationCompletedV1 struct {
+	InvestigationID string `json:"investigation_id"`
+	PostID          string `json:"post_id"`
+	PostVersionID   string `json:"post_version_id"`
+	// Provenance of the content the investigation read (its input snapshot).
+	Provenance    string    `json:"provenance"`
+	PromptVersion string    `json:"prompt_version"`
+	Provider      string    `json:"provider"`
+	Model         string    `json:"model"`
+	Claims        []ClaimV1 `json:"claims"`
+}
+
+// EventType implements Payload.
+func (InvestigationCompletedV1) EventType() string { return TypeInvestigationCompletedV1 }
+
+// Validate implements Payload.
+func (p InvestigationCompletedV1) Validate() error {
+	errs := []error{validateInvestigationRef(p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance)}
+	if p.PromptVersion == "" || p.Provider == "" || p.Model == "" {
+		errs = append(errs, errors.New("prompt_version, provider and model are required"))
+	}
+	if p.Claims == nil {
+		errs = append(errs, errors.New("claims must be an array"))
+	}
+	for i, c := range p.Claims {
+		errs = append(errs, c.validate(p.InvestigationID, i))
+	}
+	return errors.Join(errs...)
+}
+
+// InvestigationFailedV1 ends an attempt series without a result. Only an
+// explicit investigateNow starts a new series; the selector never retries.
+type InvestigationFailedV1 struct {
+	InvestigationID string `json:"investigation_id"`
+	PostID          string `json:"post_id"`
+	PostVersionID   string `json:"post_version_id"`
+	Provenance      string `json:"provenance"`
+	Reason          string `json:"reason"`
+	Attempts        int    `json:"attempts"`
+}
+
+// EventType implements Payload.
+func (InvestigationFailedV1) EventType() string { return TypeInvestigationFailedV1 }
+
+// Validate implements Payload.
+func (p InvestigationFailedV1) Validate() error {
+	errs := []error{validateInvestigationRef(p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance)}
+	if p.Reason == "" {
+		errs = append(errs, errors.New("reason is empty"))
+	}
+	if p.Attempts < 0 {
+		errs = append(errs, errors.New("attempts is negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func validateInvestigationRef(investigationID, postID, postVersionID, provenance string) error {
+	var errs []error
+	if !validUUID(postID) || !validUUID(postVersionID) {
+		errs = append(errs, errors.New("post_id and post_version_id must be UUIDs"))
+	}
+	if investigationID != InvestigationID(postVersionID) {
+		errs = append(errs, errors.New("investigation_id does not derive from post_version_id"))
+	}
+	switch provenance {
+	case ProvenanceServerVerified, ProvenanceClientFallback:
+	default:
+		errs = append(errs, fmt.Errorf("provenance %q is unknown", provenance))
 	}
 	return errors.Join(errs...)
 }

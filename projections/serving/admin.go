@@ -1,6 +1,8 @@
 package serving
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,9 +36,57 @@ func queueInvestigationRequested(b *pgx.Batch, t time.Time, p *events.Investigat
 	b.Queue(`INSERT INTO investigations (id, post_id, post_version_id, status, source, request_count, queued_at, updated_at)
 		VALUES ($1, $2, $3, 'PENDING', $4, 1, $5, $5)
 		ON CONFLICT (id) DO UPDATE SET
+			-- An explicit investigateNow on a FAILED investigation starts a
+			-- new attempt series; nothing else moves a status backwards.
+			status = CASE WHEN investigations.status = 'FAILED' AND EXCLUDED.source = 'INVESTIGATE_NOW'
+				THEN 'PENDING' ELSE investigations.status END,
+			attempt_series = investigations.attempt_series +
+				CASE WHEN investigations.status = 'FAILED' AND EXCLUDED.source = 'INVESTIGATE_NOW' THEN 1 ELSE 0 END,
+			failure_reason = CASE WHEN investigations.status = 'FAILED' AND EXCLUDED.source = 'INVESTIGATE_NOW'
+				THEN NULL ELSE investigations.failure_reason END,
 			request_count = investigations.request_count + 1,
 			source = CASE WHEN EXCLUDED.queued_at < investigations.queued_at THEN EXCLUDED.source ELSE investigations.source END,
 			queued_at = LEAST(investigations.queued_at, EXCLUDED.queued_at),
 			updated_at = GREATEST(investigations.updated_at, EXCLUDED.updated_at)`,
 		p.InvestigationID, p.PostID, p.PostVersionID, p.Source, t)
+}
+
+// queueInvestigationCompleted publishes the result and its claims. The
+// request precedes it on the same partition, so the row exists; the upsert
+// only guards against a log that lost the request.
+func queueInvestigationCompleted(b *pgx.Batch, t time.Time, p *events.InvestigationCompletedV1) error {
+	b.Queue(`INSERT INTO investigations (id, post_id, post_version_id, status, source, request_count, queued_at, updated_at,
+			provenance, checked_at, prompt_version, provider, model)
+		VALUES ($1, $2, $3, 'COMPLETE', 'UNKNOWN', 0, $4, $4, $5, $4, $6, $7, $8)
+		ON CONFLICT (id) DO UPDATE SET status = 'COMPLETE', provenance = EXCLUDED.provenance,
+			checked_at = EXCLUDED.checked_at, prompt_version = EXCLUDED.prompt_version,
+			provider = EXCLUDED.provider, model = EXCLUDED.model, failure_reason = NULL,
+			updated_at = GREATEST(investigations.updated_at, EXCLUDED.updated_at)`,
+		p.InvestigationID, p.PostID, p.PostVersionID, t, p.Provenance, p.PromptVersion, p.Provider, p.Model)
+	b.Queue(`DELETE FROM claims WHERE investigation_id = $1`, p.InvestigationID)
+	for i, c := range p.Claims {
+		sources, err := json.Marshal(c.Sources)
+		if err != nil {
+			return fmt.Errorf("claim sources: %w", err)
+		}
+		b.Queue(`INSERT INTO claims (id, investigation_id, ord, text, context, summary, reasoning, sources, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			c.ID, p.InvestigationID, i, c.Text, c.Context, c.Summary, c.Reasoning, sources, t)
+	}
+	return nil
+}
+
+// queueInvestigationFailed ends the current attempt series; a COMPLETE
+// investigation is never failed afterwards.
+func queueInvestigationFailed(b *pgx.Batch, t time.Time, p *events.InvestigationFailedV1) {
+	b.Queue(`INSERT INTO investigations (id, post_id, post_version_id, status, source, request_count, queued_at, updated_at,
+			provenance, checked_at, failure_reason)
+		VALUES ($1, $2, $3, 'FAILED', 'UNKNOWN', 0, $4, $4, $5, $4, $6)
+		ON CONFLICT (id) DO UPDATE SET
+			status = CASE WHEN investigations.status = 'COMPLETE' THEN 'COMPLETE' ELSE 'FAILED' END,
+			provenance = COALESCE(investigations.provenance, EXCLUDED.provenance),
+			checked_at = CASE WHEN investigations.status = 'COMPLETE' THEN investigations.checked_at ELSE EXCLUDED.checked_at END,
+			failure_reason = CASE WHEN investigations.status = 'COMPLETE' THEN NULL ELSE EXCLUDED.failure_reason END,
+			updated_at = GREATEST(investigations.updated_at, EXCLUDED.updated_at)`,
+		p.InvestigationID, p.PostID, p.PostVersionID, t, p.Provenance, p.Reason)
 }

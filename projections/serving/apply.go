@@ -49,7 +49,7 @@ func (a *Applier) Handles(t string) bool {
 	switch t {
 	case events.TypePostVersionRegisteredV1, events.TypePostViewRecordedV1,
 		events.TypePostIntegrityAnomalyRecordedV1, events.TypeAPIKeyAddedV1, events.TypeAPIKeyRevokedV1,
-		events.TypeInvestigationRequestedV1:
+		events.TypeInvestigationRequestedV1, events.TypeInvestigationCompletedV1, events.TypeInvestigationFailedV1:
 		return true
 	}
 	return false
@@ -77,6 +77,12 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 			queueAPIKeyRevoked(b, ev.Time, p)
 		case *events.InvestigationRequestedV1:
 			queueInvestigationRequested(b, ev.Time, p)
+		case *events.InvestigationCompletedV1:
+			if err := queueInvestigationCompleted(b, ev.Time, p); err != nil {
+				return err
+			}
+		case *events.InvestigationFailedV1:
+			queueInvestigationFailed(b, ev.Time, p)
 		default:
 			return fmt.Errorf("serving: unexpected payload %T", ev.Payload)
 		}

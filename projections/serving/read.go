@@ -2,12 +2,15 @@ package serving
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/errata-dev/errata/events"
 )
 
 // Reader answers the API's queries from the serving model.
@@ -93,21 +96,90 @@ type VersionStatus struct {
 	// has no investigation.
 	InvestigationID     string
 	InvestigationStatus string
+	// InvestigationProvenance is the provenance of the content the
+	// investigation read; empty until it has run.
+	InvestigationProvenance string
+	// Claims are the published claims when the status is COMPLETE.
+	Claims []Claim
+	// Prior is the latest complete SERVER_VERIFIED investigation of another
+	// version of the same post, offered as interim context (spec 2.8); nil
+	// when there is none.
+	Prior *Prior
+}
+
+// Claim is a published incorrect claim.
+type Claim struct {
+	ID        string
+	Text      string
+	Context   string
+	Summary   string
+	Reasoning string
+	Sources   []events.SourceV1
+}
+
+// Prior is another version's verified result.
+type Prior struct {
+	InvestigationID string
+	Claims          []Claim
+}
+
+// claimsOf loads an investigation's claims in their published order.
+func (r *Reader) claimsOf(ctx context.Context, investigationID string) ([]Claim, error) {
+	rows, err := r.pool.Query(ctx, `SELECT id::text, text, context, summary, reasoning, sources
+		FROM claims WHERE investigation_id = $1 ORDER BY ord`, investigationID)
+	if err != nil {
+		return nil, fmt.Errorf("claims of %s: %w", investigationID, err)
+	}
+	defer rows.Close()
+	out := []Claim{}
+	for rows.Next() {
+		var c Claim
+		var sources []byte
+		if err := rows.Scan(&c.ID, &c.Text, &c.Context, &c.Summary, &c.Reasoning, &sources); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(sources, &c.Sources); err != nil {
+			return nil, fmt.Errorf("claim %s sources: %w", c.ID, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// priorOf finds the interim result for a version: the latest complete
+// SERVER_VERIFIED investigation of another version of the post. A
+// CLIENT_FALLBACK result is never reused.
+func (r *Reader) priorOf(ctx context.Context, postID, versionID string) (*Prior, error) {
+	var id string
+	err := r.pool.QueryRow(ctx, `SELECT id::text FROM investigations
+		WHERE post_id = $1 AND post_version_id <> $2 AND status = 'COMPLETE' AND provenance = $3
+		ORDER BY checked_at DESC, id DESC LIMIT 1`, postID, versionID, events.ProvenanceServerVerified).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prior investigation: %w", err)
+	}
+	claims, err := r.claimsOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &Prior{InvestigationID: id, Claims: claims}, nil
 }
 
 // VersionStatusByID looks a post version and its investigation up by the
 // version id, in one query.
 func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatus, error) {
 	var v VersionStatus
-	var invID, invStatus *string
+	var invID, invStatus, invProvenance *string
 	err := r.pool.QueryRow(ctx, `SELECT pv.id::text, pv.post_id::text, p.platform, p.external_id,
-			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at, i.id::text, i.status
+			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at, i.id::text, i.status, i.provenance
 		FROM post_versions pv
 		JOIN posts p ON p.id = pv.post_id
 		JOIN content_blobs cb ON cb.content_hash = pv.content_hash
 		LEFT JOIN investigations i ON i.post_version_id = pv.id
 		WHERE pv.id = $1`, id).Scan(&v.ID, &v.PostID, &v.Platform, &v.ExternalID,
-		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &invID, &invStatus)
+		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &invID, &invStatus, &invProvenance)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VersionStatus{}, ErrNotFound
 	}
@@ -116,6 +188,18 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 	}
 	if invID != nil && invStatus != nil {
 		v.InvestigationID, v.InvestigationStatus = *invID, *invStatus
+	}
+	if invProvenance != nil {
+		v.InvestigationProvenance = *invProvenance
+	}
+	if v.InvestigationStatus == InvestigationComplete {
+		if v.Claims, err = r.claimsOf(ctx, v.InvestigationID); err != nil {
+			return VersionStatus{}, err
+		}
+		return v, nil
+	}
+	if v.Prior, err = r.priorOf(ctx, v.PostID, v.ID); err != nil {
+		return VersionStatus{}, err
 	}
 	return v, nil
 }
@@ -148,13 +232,8 @@ func (r *Reader) BatchStatuses(ctx context.Context, keys []BatchKey) ([]BatchSta
 	for i, k := range keys {
 		platforms[i], externalIDs[i], hashes[i] = k.Platform, k.ExternalID, k.VersionHash
 	}
-	// The claims table comes with the investigator; until then a complete
-	// investigation has no claims to count. Counting them is a one-line
-	// change of the incorrect_claims column below, to
-	//   (SELECT count(*) FROM claims c WHERE c.investigation_id = i.id)::int AS incorrect_claims,
-	// which is 0 too where i.id is NULL (no complete investigation).
 	rows, err := r.pool.Query(ctx, `SELECT q.ord::int, i.id IS NOT NULL AS investigated,
-			0::int AS incorrect_claims
+			(SELECT count(*) FROM claims c WHERE c.investigation_id = i.id)::int AS incorrect_claims
 		FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS q(platform, external_id, version_hash, ord)
 		LEFT JOIN posts p ON p.platform = q.platform AND p.external_id = q.external_id
 		LEFT JOIN post_versions pv ON pv.post_id = p.id AND pv.version_hash = q.version_hash
