@@ -31,19 +31,16 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+			pool, err := e.servingPool(ctx)
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			producer, err := kafka.NewClient(e.cfg.KafkaBrokers, kafka.ProducerOpts()...)
+			producer, err := e.producer(ctx)
 			if err != nil {
 				return err
 			}
 			defer producer.Close()
-			if err := kafka.Ping(ctx, producer); err != nil {
-				return err
-			}
 			appender := producers.NewAppender(producer, e.registry, e.topics, nil)
 			var ingestOpts []ingest.Option
 			if e.cfg.ServerVerification {
@@ -85,7 +82,7 @@ func migrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+			pool, err := e.servingPool(ctx)
 			if err != nil {
 				return err
 			}

@@ -11,11 +11,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/config"
+	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/projections/pgproj"
 )
 
 func main() {
@@ -90,6 +94,25 @@ func configCmd() *cobra.Command {
 			return err
 		},
 	}
+}
+
+// servingPool opens a pool on the serving schema; the caller closes it.
+func (e *env) servingPool(ctx context.Context) (*pgxpool.Pool, error) {
+	return pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+}
+
+// producer opens an idempotent, acks=all producing client and checks that a
+// broker answers; the caller closes it.
+func (e *env) producer(ctx context.Context) (*kgo.Client, error) {
+	cl, err := kafka.NewClient(e.cfg.KafkaBrokers, kafka.ProducerOpts()...)
+	if err != nil {
+		return nil, err
+	}
+	if err := kafka.Ping(ctx, cl); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return cl, nil
 }
 
 // errUnhealthy is returned by healthcheck on a non-2xx answer.

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/errata-dev/errata/internal/content"
-	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/selector"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -26,12 +25,12 @@ func selectorCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+			pool, err := e.servingPool(ctx)
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			producer, err := kafka.NewClient(e.cfg.KafkaBrokers, kafka.ProducerOpts()...)
+			producer, err := e.producer(ctx)
 			if err != nil {
 				return err
 			}

@@ -57,11 +57,11 @@ func workerCmd() *cobra.Command {
 // newServingRunner wires the serving projector to a consumer-group runner
 // whose positions come from the projection's own checkpoints.
 func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error) {
-	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	pool, err := e.servingPool(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	producer, err := kafka.NewClient(e.cfg.KafkaBrokers, kafka.ProducerOpts()...)
+	producer, err := e.producer(ctx)
 	if err != nil {
 		pool.Close()
 		return nil, nil, err
