@@ -8,7 +8,7 @@ BIN      := bin/errata
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: up down status build test test-unit bench lint logs
+.PHONY: up down status build test test-unit test-extension bench lint logs
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/errata
@@ -39,12 +39,17 @@ logs:
 test: build
 	deploy/local/up
 	ERRATA_INTEGRATION=1 $(GO) test $(GOFLAGS) -count=1 -timeout 30m $(PKGS)
+	cd extension && npm ci --no-audit --no-fund && npm test && npm run build
 	@echo "fault tests (they restart the shared Kafka broker, so they run alone):"
 	ERRATA_INTEGRATION=1 ERRATA_FAULT_TESTS=1 $(GO) test $(GOFLAGS) -count=1 -timeout 10m -run 'Restart' ./cmd/errata/
 
 # Unit tests only (integration tests skip without ERRATA_INTEGRATION=1).
 test-unit:
 	$(GO) test $(GOFLAGS) -count=1 $(PKGS)
+
+# The browser extension's tests (type-check, vitest) and both builds.
+test-extension:
+	cd extension && npm ci --no-audit --no-fund && npm test && npm run build
 
 # Benchmarks print figures next to raw baselines measured in the same run.
 bench: build

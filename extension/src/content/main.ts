@@ -1,0 +1,108 @@
+// Content script: finds the platform adapter for the page, waits until the
+// post is readable, and reports it (or why it is skipped) to the background
+// worker. Nothing is sent to the API from here.
+
+import { isBackgroundMessage, MESSAGE_PROTOCOL_VERSION, type ContentMessage } from "../lib/messages";
+import { skipReasonFor } from "../lib/skip";
+import { selectAdapter, type AdapterNotReadyReason, type PlatformAdapter } from "./adapters";
+
+/** How long a page may keep rendering before the content script gives up. */
+const GIVE_UP_AFTER_MS = 20_000;
+/** Quiet time after the last DOM change before trying again. */
+const SETTLE_MS = 300;
+
+declare global {
+  // Guards against double injection (declarative rules plus the custom-domain probe).
+  var __errataContentScript: boolean | undefined;
+}
+
+function send(message: ContentMessage): void {
+  chrome.runtime.sendMessage(message).catch(() => {
+    // The extension was reloaded or updated; this page's script is orphaned.
+  });
+}
+
+class PageSession {
+  private observer: MutationObserver | null = null;
+  private settleTimer: ReturnType<typeof setTimeout> | null = null;
+  private giveUpTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastReason: AdapterNotReadyReason = "hydrating";
+
+  constructor(
+    private readonly adapter: PlatformAdapter,
+    private readonly url: string,
+  ) {}
+
+  start(): void {
+    if (this.attempt()) return;
+    this.observer = new MutationObserver(() => this.scheduleAttempt());
+    this.observer.observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+    this.giveUpTimer = setTimeout(() => {
+      this.stop();
+      send({ v: MESSAGE_PROTOCOL_VERSION, type: "PAGE_UNAVAILABLE", platform: this.adapter.platformKey, url: this.url, reason: this.lastReason });
+    }, GIVE_UP_AFTER_MS);
+  }
+
+  stop(): void {
+    this.observer?.disconnect();
+    this.observer = null;
+    if (this.settleTimer !== null) clearTimeout(this.settleTimer);
+    if (this.giveUpTimer !== null) clearTimeout(this.giveUpTimer);
+    this.settleTimer = null;
+    this.giveUpTimer = null;
+  }
+
+  private scheduleAttempt(): void {
+    if (this.settleTimer !== null) clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = null;
+      if (this.attempt()) this.stop();
+    }, SETTLE_MS);
+  }
+
+  /** One try at reading the page; true when it is settled (reported or skipped). */
+  private attempt(): boolean {
+    const platform = this.adapter.platformKey;
+    if (this.adapter.detectPrivateOrGated?.(document) === true) {
+      send({ v: MESSAGE_PROTOCOL_VERSION, type: "PAGE_SKIPPED", platform, url: this.url, reason: "private_or_gated" });
+      return true;
+    }
+    const result = this.adapter.extract(document);
+    if (result.kind === "not_ready") {
+      if (result.reason === "unsupported") {
+        send({ v: MESSAGE_PROTOCOL_VERSION, type: "PAGE_SKIPPED", platform, url: this.url, reason: "unsupported_content" });
+        return true;
+      }
+      this.lastReason = result.reason;
+      return false;
+    }
+    const skip = skipReasonFor(result.content);
+    send(
+      skip === null
+        ? { v: MESSAGE_PROTOCOL_VERSION, type: "PAGE_CONTENT", content: result.content }
+        : { v: MESSAGE_PROTOCOL_VERSION, type: "PAGE_SKIPPED", platform, url: this.url, reason: skip },
+    );
+    return true;
+  }
+}
+
+let session: PageSession | null = null;
+
+function scan(): void {
+  session?.stop();
+  session = null;
+  const url = location.href;
+  const adapter = selectAdapter(url, document);
+  if (adapter === null) return;
+  session = new PageSession(adapter, url);
+  session.start();
+}
+
+if (globalThis.__errataContentScript !== true) {
+  globalThis.__errataContentScript = true;
+  chrome.runtime.onMessage.addListener((message: unknown) => {
+    if (isBackgroundMessage(message)) scan();
+    return false;
+  });
+  scan();
+}
