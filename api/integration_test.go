@@ -20,6 +20,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/internal/fixtures"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/testenv"
 	"github.com/errata-dev/errata/producers"
@@ -215,16 +216,9 @@ type goldenFixture struct {
 	VersionHash        string `json:"versionHash"`
 }
 
-const fixtureDir = "/work/shared/fixtures/openerrata"
-
 func readFixture(t testing.TB, name string, v any) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(fixtureDir, name))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("fixture %s not present", name)
-	}
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, v))
+	require.NoError(t, json.Unmarshal(fixtures.Read(t, name), v))
 }
 
 func goldenFor(t testing.TB, fixture string) goldenFixture {
@@ -273,7 +267,7 @@ func platformCases(t *testing.T) []platformCase {
 	}
 	readFixture(t, "wikipedia-albert-einstein-page-html-1.json", &wiki)
 	wikiGolden := goldenFor(t, "wikipedia-albert-einstein-page-html-1.json")
-	wikiRaw, err := os.ReadFile(filepath.Join(fixtureDir, wikiGolden.NormalizedTextFile))
+	wikiRaw, err := os.ReadFile(filepath.Join(fixtures.Dir(t), wikiGolden.NormalizedTextFile))
 	require.NoError(t, err)
 	wikiText := string(wikiRaw)
 

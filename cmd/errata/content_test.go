@@ -8,23 +8,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// sharedFixtures is ../shared/fixtures/openerrata relative to the repo root.
-func sharedFixtures(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "openerrata"))
-	require.NoError(t, err)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared fixtures not found at %s", dir)
-	}
-	return dir
-}
+	"github.com/errata-dev/errata/internal/fixtures"
+)
 
 // TestContentNormalizeMatchesGolden runs `errata content normalize` as a user
 // would, on every golden fixture, and compares its JSON with the reference.
 func TestContentNormalizeMatchesGolden(t *testing.T) {
-	dir := sharedFixtures(t)
+	dir := fixtures.Dir(t)
 	raw, err := os.ReadFile(filepath.Join(dir, "golden.json"))
 	require.NoError(t, err)
 	var golden []struct {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
@@ -81,8 +82,6 @@ func (p *process) stop(t *testing.T) {
 // projection against an independent model of the events: exactly the
 // expected rows and counts, nothing lost, nothing doubled.
 func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
-	brokers, topics := testenv.Kafka(t, 3)
-	dbURL := testenv.Postgres(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -94,41 +93,9 @@ func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
 	total := len(w.Events)
 	require.Equal(t, 20_040, total) // 400 registrations + 40 repeats + 19,600 views
 
-	env := []string{
-		"ERRATA_KAFKA_BROKERS=" + strings.Join(brokers, ","),
-		"ERRATA_KAFKA_TOPIC_PREFIX=" + topics.Prefix,
-		"ERRATA_DATABASE_URL=" + dbURL,
-		"ERRATA_WORKER_HTTP_ADDR=127.0.0.1:0",
-		"ERRATA_KAFKA_INSTANCE_ID=crash-test-worker",
-		"ERRATA_KAFKA_SESSION_TIMEOUT=6s",
-		fmt.Sprintf("ERRATA_VIEW_IP_RANGE_DAILY_CAP=%d", ipCap),
-		"ERRATA_LOG_LEVEL=info",
-	}
-	for _, sub := range []string{"config", "migrate"} {
-		cmd := exec.CommandContext(ctx, binary, sub)
-		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-
-	producer, err := kafka.NewClient(brokers, kafka.ProducerOpts()...)
-	require.NoError(t, err)
-	defer producer.Close()
-	appender := producers.NewAppender(producer, events.NewCatalogRegistry(), topics, nil)
-	for start := 0; start < total; start += 2000 {
-		_, err := appender.Append(ctx, w.Events[start:min(start+2000, total)]...)
-		require.NoError(t, err)
-	}
-
-	pool, err := pgproj.Connect(ctx, dbURL, "serving")
-	require.NoError(t, err)
-	defer pool.Close()
-	applied := func() int {
-		var n int
-		require.NoError(t, pool.QueryRow(ctx,
-			`SELECT COALESCE(sum(next_offset), 0)::int FROM projection_checkpoints WHERE projector = 'serving'`).Scan(&n))
-		return n
-	}
+	rig := newWorkerRig(t, ctx, ipCap, "ERRATA_KAFKA_INSTANCE_ID=crash-test-worker", "ERRATA_LOG_LEVEL=info")
+	require.NoError(t, rig.append(ctx, w.Events, 2000))
+	env, applied := rig.env, func() int { return rig.applied(t) }
 
 	logPath := filepath.Join(t.TempDir(), "worker.log")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
@@ -159,5 +126,60 @@ func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
 		logs, _ := os.ReadFile(logPath)
 		t.Fatalf("applied %d of %d events; worker log:\n%s", applied(), total, logs)
 	}
-	require.NoError(t, testenv.VerifyServing(ctx, pool, w.Expect))
+	require.NoError(t, testenv.VerifyServing(ctx, rig.pool, w.Expect))
+}
+
+// workerRig is what the process-level projector tests share: private
+// topics, a database migrated by the binary, an appender, and the number of
+// events the serving projector has applied (its checkpoints' sum: topics
+// start at offset 0).
+type workerRig struct {
+	env      []string
+	appender *producers.Appender
+	pool     *pgxpool.Pool
+}
+
+func newWorkerRig(t *testing.T, ctx context.Context, ipCap int, extraEnv ...string) *workerRig {
+	t.Helper()
+	brokers, topics := testenv.Kafka(t, 3)
+	dbURL := testenv.Postgres(t)
+	env := append([]string{
+		"ERRATA_KAFKA_BROKERS=" + strings.Join(brokers, ","),
+		"ERRATA_KAFKA_TOPIC_PREFIX=" + topics.Prefix,
+		"ERRATA_DATABASE_URL=" + dbURL,
+		"ERRATA_WORKER_HTTP_ADDR=127.0.0.1:0",
+		"ERRATA_KAFKA_SESSION_TIMEOUT=6s",
+		fmt.Sprintf("ERRATA_VIEW_IP_RANGE_DAILY_CAP=%d", ipCap),
+	}, extraEnv...)
+	for _, sub := range []string{"config", "migrate"} {
+		cmd := exec.CommandContext(ctx, binary, sub)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	producer, err := kafka.NewClient(brokers, kafka.ProducerOpts()...)
+	require.NoError(t, err)
+	t.Cleanup(producer.Close)
+	pool, err := pgproj.Connect(ctx, dbURL, "serving")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return &workerRig{env: env, appender: producers.NewAppender(producer, events.NewCatalogRegistry(), topics, nil), pool: pool}
+}
+
+// append appends evs in chunks of n.
+func (r *workerRig) append(ctx context.Context, evs []events.Event, n int) error {
+	for start := 0; start < len(evs); start += n {
+		if _, err := r.appender.Append(ctx, evs[start:min(start+n, len(evs))]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *workerRig) applied(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, r.pool.QueryRow(context.Background(),
+		`SELECT COALESCE(sum(next_offset), 0)::int FROM projection_checkpoints WHERE projector = 'serving'`).Scan(&n))
+	return n
 }

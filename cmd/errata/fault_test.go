@@ -6,17 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/testenv"
-	"github.com/errata-dev/errata/producers"
-	"github.com/errata-dev/errata/projections/pgproj"
 )
 
 // TestBrokerRestartLosesAndDuplicatesNothing restarts the local Kafka broker
@@ -27,8 +22,6 @@ func TestBrokerRestartLosesAndDuplicatesNothing(t *testing.T) {
 	if os.Getenv("ERRATA_FAULT_TESTS") != "1" {
 		t.Skip("restarts the shared Kafka broker; set ERRATA_FAULT_TESTS=1 (make test does, in a separate step)")
 	}
-	brokers, topics := testenv.Kafka(t, 3)
-	dbURL := testenv.Postgres(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -39,42 +32,11 @@ func TestBrokerRestartLosesAndDuplicatesNothing(t *testing.T) {
 	})
 	total := len(w.Events)
 	half := total / 2
-	env := []string{
-		"ERRATA_KAFKA_BROKERS=" + strings.Join(brokers, ","),
-		"ERRATA_KAFKA_TOPIC_PREFIX=" + topics.Prefix,
-		"ERRATA_DATABASE_URL=" + dbURL,
-		"ERRATA_WORKER_HTTP_ADDR=127.0.0.1:0",
-		"ERRATA_KAFKA_SESSION_TIMEOUT=6s",
-		fmt.Sprintf("ERRATA_VIEW_IP_RANGE_DAILY_CAP=%d", ipCap),
-	}
-	migrate := exec.CommandContext(ctx, binary, "migrate")
-	migrate.Env = append(os.Environ(), env...)
-	out, err := migrate.CombinedOutput()
-	require.NoError(t, err, string(out))
-
-	producer, err := kafka.NewClient(brokers, kafka.ProducerOpts()...)
-	require.NoError(t, err)
-	defer producer.Close()
-	appender := producers.NewAppender(producer, events.NewCatalogRegistry(), topics, nil)
-	appendRange := func(from, to int) error {
-		for start := from; start < to; start += 500 {
-			if _, err := appender.Append(ctx, w.Events[start:min(start+500, to)]...); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	rig := newWorkerRig(t, ctx, ipCap)
+	env, applied := rig.env, func() int { return rig.applied(t) }
+	appendRange := func(from, to int) error { return rig.append(ctx, w.Events[from:to], 500) }
 	require.NoError(t, appendRange(0, half))
 
-	pool, err := pgproj.Connect(ctx, dbURL, "serving")
-	require.NoError(t, err)
-	defer pool.Close()
-	applied := func() int {
-		var n int
-		require.NoError(t, pool.QueryRow(ctx,
-			`SELECT COALESCE(sum(next_offset), 0)::int FROM projection_checkpoints WHERE projector = 'serving'`).Scan(&n))
-		return n
-	}
 	logPath := filepath.Join(t.TempDir(), "worker.log")
 	worker := startErrata(t, env, logPath, "worker")
 	testenv.Eventually(t, time.Minute, func() (bool, string) {
@@ -83,7 +45,7 @@ func TestBrokerRestartLosesAndDuplicatesNothing(t *testing.T) {
 	})
 
 	deploy := filepath.Join("..", "..", "deploy", "local")
-	out, err = exec.CommandContext(ctx, filepath.Join(deploy, "down"), "kafka").CombinedOutput()
+	out, err := exec.CommandContext(ctx, filepath.Join(deploy, "down"), "kafka").CombinedOutput()
 	require.NoError(t, err, string(out))
 	// Append the second half while the broker is down: the producer must
 	// wait and deliver each record exactly once when it returns.
@@ -103,5 +65,5 @@ func TestBrokerRestartLosesAndDuplicatesNothing(t *testing.T) {
 		logs, _ := os.ReadFile(logPath)
 		t.Fatalf("applied %d of %d events; worker log:\n%s", got, total, logs)
 	}
-	require.NoError(t, testenv.VerifyServing(ctx, pool, w.Expect))
+	require.NoError(t, testenv.VerifyServing(ctx, rig.pool, w.Expect))
 }

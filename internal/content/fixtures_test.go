@@ -8,27 +8,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/internal/fixtures"
 )
 
-// fixtureDir locates shared/fixtures/openerrata: shared/ sits beside the
-// repository root, which is the nearest directory holding go.mod.
-func fixtureDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "no go.mod above the package directory")
-		dir = parent
-	}
-	fixtures := filepath.Join(dir, "..", "shared", "fixtures", "openerrata")
-	_, err = os.Stat(fixtures)
-	require.NoError(t, err, "shared fixtures must sit beside the repository root")
-	return fixtures
-}
+// fixtureDir locates shared/fixtures/openerrata.
+func fixtureDir(t testing.TB) string { return fixtures.Dir(t) }
 
 func readFixture(t testing.TB, name string) string {
 	t.Helper()

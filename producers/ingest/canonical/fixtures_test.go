@@ -13,31 +13,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/internal/fixtures"
 )
 
 // update rewrites the recorded envelopes in testdata from the shared
 // fixtures: go test ./producers/ingest/canonical/ -run TestRecordedEnvelopes -update
 var update = flag.Bool("update", false, "rewrite testdata envelopes from the shared fixtures")
 
-// sharedFixtureDir locates shared/fixtures/openerrata beside the repository
-// root (the nearest directory holding go.mod), as internal/content does.
-func sharedFixtureDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "no go.mod above the package directory")
-		dir = parent
-	}
-	fixtures := filepath.Join(dir, "..", "shared", "fixtures", "openerrata")
-	_, err = os.Stat(fixtures)
-	require.NoError(t, err, "shared fixtures must sit beside the repository root")
-	return fixtures
-}
+// sharedFixtureDir locates shared/fixtures/openerrata.
+func sharedFixtureDir(t testing.TB) string { return fixtures.Dir(t) }
 
 func readShared(t testing.TB, name string) []byte {
 	t.Helper()
