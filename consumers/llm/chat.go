@@ -213,22 +213,9 @@ func (p ChatCompletions) send(ctx context.Context, cred Credentials, req Request
 	svc := openai.NewChatCompletionService(opts...)
 	res, callErr := svc.New(ctx, p.params(req, msgs))
 
-	out := &Response{Provider: provider, RawRequest: json.RawMessage(x.request), RawResponse: json.RawMessage(red.bytes(x.body)), HTTPStatus: x.status, Duration: x.duration()}
-	if x.header != nil {
-		out.RequestID = x.header.Get("x-request-id")
-	}
-	if len(x.body) == 0 {
-		out.RawResponse = nil
-	}
-	if callErr != nil {
-		switch {
-		case x.status >= 400:
-			return out, httpError(provider, x.status, x.header, x.body, red)
-		case x.headersSeen && x.bodyErr == nil:
-			return out, bodyError(provider, x)
-		default:
-			return out, transportError(ctx, provider, callErr, x.headersSeen, red)
-		}
+	out, err := x.response(ctx, provider, red, callErr)
+	if err != nil {
+		return out, err
 	}
 	// Some gateways (OpenRouter) answer 200 with an error object.
 	if pe, ok := parseProviderError(x.body); ok && (res == nil || len(res.Choices) == 0) {

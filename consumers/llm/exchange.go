@@ -2,6 +2,8 @@ package llm
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,3 +119,30 @@ var defaultHTTPClient = &http.Client{Transport: &http.Transport{
 	ResponseHeaderTimeout: 10 * time.Minute,
 	ForceAttemptHTTP2:     true,
 }}
+
+// response starts the normalized Response of one exchange (audit bytes with
+// the key redacted, status, request id, duration) and classifies a failed
+// call. A nil error means the provider's body can be decoded.
+func (x *exchange) response(ctx context.Context, provider string, red redactor, callErr error) (*Response, error) {
+	out := &Response{Provider: provider, RawRequest: json.RawMessage(x.request), RawResponse: json.RawMessage(red.bytes(x.body)), HTTPStatus: x.status, Duration: x.duration()}
+	if x.header != nil {
+		out.RequestID = x.header.Get("x-request-id")
+	}
+	if len(x.request) == 0 {
+		out.RawRequest = nil
+	}
+	if len(x.body) == 0 {
+		out.RawResponse = nil
+	}
+	if callErr == nil {
+		return out, nil
+	}
+	switch {
+	case x.status >= 400:
+		return out, httpError(provider, x.status, x.header, x.body, red)
+	case x.headersSeen && x.bodyErr == nil:
+		return out, bodyError(provider, x)
+	default:
+		return out, transportError(ctx, provider, callErr, x.headersSeen, red)
+	}
+}

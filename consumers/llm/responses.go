@@ -71,25 +71,9 @@ func (p OpenAIResponses) send(ctx context.Context, cred Credentials, req Request
 	svc := responses.NewResponseService(opts...)
 	res, callErr := svc.New(ctx, params)
 
-	out := &Response{Provider: provider, RawRequest: json.RawMessage(x.request), RawResponse: json.RawMessage(red.bytes(x.body)), HTTPStatus: x.status, Duration: x.duration()}
-	if x.header != nil {
-		out.RequestID = x.header.Get("x-request-id")
-	}
-	if len(x.request) == 0 {
-		out.RawRequest = nil
-	}
-	if len(x.body) == 0 {
-		out.RawResponse = nil
-	}
-	if callErr != nil {
-		switch {
-		case x.status >= 400:
-			return out, httpError(provider, x.status, x.header, x.body, red)
-		case x.headersSeen && x.bodyErr == nil:
-			return out, bodyError(provider, x)
-		default:
-			return out, transportError(ctx, provider, callErr, x.headersSeen, red)
-		}
+	out, err := x.response(ctx, provider, red, callErr)
+	if err != nil {
+		return out, err
 	}
 	if res == nil || res.ID == "" || res.JSON.Output.Raw() == "" {
 		return out, bodyError(provider, x)
