@@ -44,6 +44,51 @@ func Catalog() []Definition {
 			New:     func() Payload { return &InvestigationFailedV1{} },
 			Subject: subjectOf(func(p *InvestigationFailedV1) string { return p.InvestigationID }),
 		},
+		{
+			Type: TypeInvestigationInputSnapshottedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationInputSnapshottedV1{} },
+			Subject: subjectOf(func(p *InvestigationInputSnapshottedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationAttemptStartedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationAttemptStartedV1{} },
+			Subject: subjectOf(func(p *InvestigationAttemptStartedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationExchangeRecordedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationExchangeRecordedV1{} },
+			Subject: subjectOf(func(p *InvestigationExchangeRecordedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationClaimSubmittedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationClaimSubmittedV1{} },
+			Subject: subjectOf(func(p *InvestigationClaimSubmittedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationClaimRetainedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationClaimRetainedV1{} },
+			Subject: subjectOf(func(p *InvestigationClaimRetainedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationClaimValidatedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationClaimValidatedV1{} },
+			Subject: subjectOf(func(p *InvestigationClaimValidatedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationAttemptFailedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationAttemptFailedV1{} },
+			Subject: subjectOf(func(p *InvestigationAttemptFailedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationStageOneFinishedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationStageOneFinishedV1{} },
+			Subject: subjectOf(func(p *InvestigationStageOneFinishedV1) string { return p.InvestigationID }),
+		},
+		{
+			Type: TypeInvestigationKeyAttachedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationKeyAttachedV1{} },
+			Subject: subjectOf(func(p *InvestigationKeyAttachedV1) string { return p.InvestigationID }),
+		},
 	}
 }
 

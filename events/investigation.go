@@ -134,6 +134,10 @@ type InvestigationCompletedV1 struct {
 	Provider      string    `json:"provider"`
 	Model         string    `json:"model"`
 	Claims        []ClaimV1 `json:"claims"`
+	// Series and Attempt name the attempt that produced the result (absent
+	// in events written before attempts were recorded).
+	Series  int `json:"series,omitempty"`
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // EventType implements Payload.
@@ -163,6 +167,9 @@ type InvestigationFailedV1 struct {
 	Provenance      string `json:"provenance"`
 	Reason          string `json:"reason"`
 	Attempts        int    `json:"attempts"`
+	// Series is the attempt series the failure ends (absent in events
+	// written before attempt series were recorded: the current one).
+	Series int `json:"series,omitempty"`
 }
 
 // EventType implements Payload.
