@@ -54,6 +54,42 @@ type Config struct {
 	// {OpenAIBaseURL}/models. Read only; may carry credentials, so it is
 	// masked like every secret URL when printed.
 	OpenAIBaseURL string
+	// OpenAIAPIKey is the instance's own provider key (empty: only
+	// investigations requested with a user's key can run).
+	OpenAIAPIKey string
+	// LLMProvider is openai-responses or chat-completions.
+	LLMProvider       string
+	InvestigatorModel string
+	ValidatorModel    string
+	ReasoningEffort   string
+	// MaxAttempts, RetryBase and RoundCap govern investigation attempts.
+	MaxAttempts int
+	RetryBase   time.Duration
+	RoundCap    int
+	// InvestigatorConcurrency bounds the attempts one worker runs at once;
+	// ValidatorConcurrency the validations.
+	InvestigatorConcurrency int
+	ValidatorConcurrency    int
+	LeaseTTL                time.Duration
+	// KeystoreKeys is the key ring sealing users' OpenAI keys
+	// ("id:base64key,..."), KeystoreCurrentKeyID the id sealing new ones,
+	// KeystoreTTL how long a user's key is kept at most.
+	KeystoreKeys         string
+	KeystoreCurrentKeyID string
+	KeystoreTTL          time.Duration
+	// BlobstoreURL says where investigation images are kept.
+	BlobstoreURL      string
+	BlobstoreS3Key    string
+	BlobstoreS3Secret string
+	// Images enables sending post images to the model.
+	Images bool
+	// Search provider backing web search for Chat Completions providers.
+	SearchProvider string
+	SearchAPIKey   string
+	SearchBaseURL  string
+	// WorkerID names this worker instance in events and leases (default:
+	// host name and process id).
+	WorkerID string
 }
 
 // DefaultOpenAIBaseURL is OpenAI's public API root.
@@ -163,6 +199,76 @@ var Vars = []Var{
 			c.OpenAIBaseURL = strings.TrimRight(v, "/")
 			return checkURL(v, "http", "https")
 		}},
+	{Name: "OPENAI_API_KEY", Default: "", Secret: true,
+		Doc: "the instance's provider key for investigations (empty: only requests carrying a user's key run); never logged",
+		set: func(c *Config, v string) error { c.OpenAIAPIKey = v; return nil }},
+	{Name: "ERRATA_LLM_PROVIDER", Default: "openai-responses",
+		Doc: "openai-responses (OpenAI Responses API, native web search) or chat-completions (OpenRouter, LM Studio, Ollama, vLLM; web search through ERRATA_SEARCH_PROVIDER)",
+		set: func(c *Config, v string) error {
+			c.LLMProvider = v
+			return oneOf(v, "openai-responses", "chat-completions")
+		}},
+	{Name: "ERRATA_INVESTIGATOR_MODEL", Default: "gpt-5", Doc: "model of stage 1 (the investigation)",
+		set: func(c *Config, v string) error { c.InvestigatorModel = v; return nil }},
+	{Name: "ERRATA_VALIDATOR_MODEL", Default: "gpt-5", Doc: "model of stage 2 (per-claim validation)",
+		set: func(c *Config, v string) error { c.ValidatorModel = v; return nil }},
+	{Name: "ERRATA_REASONING_EFFORT", Default: "", Doc: "reasoning effort sent to reasoning models (minimal, low, medium, high; empty: provider default)",
+		set: func(c *Config, v string) error {
+			c.ReasoningEffort = v
+			if v == "" {
+				return nil
+			}
+			return oneOf(v, "minimal", "low", "medium", "high")
+		}},
+	{Name: "ERRATA_INVESTIGATION_MAX_ATTEMPTS", Default: "4", Doc: "attempts per investigation attempt series (transient failures retry)",
+		set: func(c *Config, v string) (err error) { c.MaxAttempts, err = positiveInt(v); return }},
+	{Name: "ERRATA_INVESTIGATION_RETRY_BASE", Default: "10s", Doc: "first retry delay; attempt n waits base x 2^(n-1)",
+		set: func(c *Config, v string) (err error) { c.RetryBase, err = positiveDuration(v); return }},
+	{Name: "ERRATA_INVESTIGATION_ROUND_CAP", Default: "24", Doc: "model turns per attempt; the last one must answer without tools",
+		set: func(c *Config, v string) (err error) { c.RoundCap, err = positiveInt(v); return }},
+	{Name: "ERRATA_INVESTIGATOR_CONCURRENCY", Default: "4", Doc: "investigation attempts one worker runs at once",
+		set: func(c *Config, v string) (err error) { c.InvestigatorConcurrency, err = positiveInt(v); return }},
+	{Name: "ERRATA_VALIDATOR_CONCURRENCY", Default: "16", Doc: "claim validations one worker runs at once (at most 4 per investigation)",
+		set: func(c *Config, v string) (err error) { c.ValidatorConcurrency, err = positiveInt(v); return }},
+	{Name: "ERRATA_WORK_LEASE_TTL", Default: "30s", Doc: "lease of a worker on an attempt or a validation; a dead worker's work is taken over after it",
+		set: func(c *Config, v string) (err error) { c.LeaseTTL, err = positiveDuration(v); return }},
+	{Name: "ERRATA_KEYSTORE_KEYS", Default: "", Secret: true,
+		Doc: "AES-256 key ring sealing users' OpenAI keys: id:base64(32 bytes),... (empty: user keys are refused)",
+		set: func(c *Config, v string) error { c.KeystoreKeys = v; return nil }},
+	{Name: "ERRATA_KEYSTORE_CURRENT_KEY_ID", Default: "", Doc: "id in ERRATA_KEYSTORE_KEYS that seals new user keys (empty: the only one)",
+		set: func(c *Config, v string) error { c.KeystoreCurrentKeyID = v; return nil }},
+	{Name: "ERRATA_KEYSTORE_TTL", Default: "15m", Doc: "how long a user's OpenAI key is kept for its investigation at most",
+		set: func(c *Config, v string) (err error) { c.KeystoreTTL, err = positiveDuration(v); return }},
+	{Name: "ERRATA_BLOBSTORE_URL", Default: "file://.local/blobs", Doc: "where investigation images are kept: file://<dir> or s3://bucket/prefix?endpoint=...&region=...",
+		set: func(c *Config, v string) error { c.BlobstoreURL = v; return nil }},
+	{Name: "ERRATA_BLOBSTORE_S3_ACCESS_KEY_ID", Default: "", Secret: true, Doc: "access key id of an s3:// blob store",
+		set: func(c *Config, v string) error { c.BlobstoreS3Key = v; return nil }},
+	{Name: "ERRATA_BLOBSTORE_S3_SECRET_ACCESS_KEY", Default: "", Secret: true, Doc: "secret access key of an s3:// blob store",
+		set: func(c *Config, v string) error { c.BlobstoreS3Secret = v; return nil }},
+	{Name: "ERRATA_INVESTIGATION_IMAGES", Default: "true", Doc: "send post images (<= 10, <= 20 MB, jpeg/png/gif/webp) to the model",
+		set: func(c *Config, v string) (err error) { c.Images, err = strconv.ParseBool(v); return }},
+	{Name: "ERRATA_SEARCH_PROVIDER", Default: "", Doc: "web search for chat-completions providers: brave, tavily, searxng (empty: none)",
+		set: func(c *Config, v string) error {
+			c.SearchProvider = v
+			if v == "" {
+				return nil
+			}
+			return oneOf(v, "brave", "tavily", "searxng")
+		}},
+	{Name: "ERRATA_SEARCH_API_KEY", Default: "", Secret: true, Doc: "API key of the search provider (brave, tavily)",
+		set: func(c *Config, v string) error { c.SearchAPIKey = v; return nil }},
+	{Name: "ERRATA_SEARCH_BASE_URL", Default: "", Doc: "base URL of the search provider (required for searxng)",
+		set: func(c *Config, v string) error { c.SearchBaseURL = v; return nil }},
+	{Name: "ERRATA_WORKER_ID", Default: "", Doc: "this worker's name in events and leases (empty: host name and process id)",
+		set: func(c *Config, v string) error { c.WorkerID = v; return nil }},
+}
+
+func positiveDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration", v)
+	}
+	return d, nil
 }
 
 // FromEnv reads the configuration from the process environment.

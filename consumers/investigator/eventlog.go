@@ -1,0 +1,41 @@
+package investigator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/producers"
+)
+
+// EventLog appends the events of investigations: each event is correlated
+// with its investigation, and the events of one call are appended in order
+// in one request (one key, one partition).
+type EventLog struct {
+	app *producers.Appender
+}
+
+// NewEventLog returns an event log over an appender.
+func NewEventLog(app *producers.Appender) *EventLog { return &EventLog{app: app} }
+
+// Append appends payloads in order and returns their events.
+func (l *EventLog) Append(ctx context.Context, investigationID string, payloads ...events.Payload) error {
+	_, err := l.AppendEvents(ctx, investigationID, payloads...)
+	return err
+}
+
+// AppendEvents appends payloads in order and returns their events.
+func (l *EventLog) AppendEvents(ctx context.Context, investigationID string, payloads ...events.Payload) ([]events.Event, error) {
+	evs := make([]events.Event, 0, len(payloads))
+	for _, p := range payloads {
+		ev, err := l.app.NewEvent(p, investigationID, "")
+		if err != nil {
+			return nil, fmt.Errorf("investigation %s: %w", investigationID, err)
+		}
+		evs = append(evs, ev)
+	}
+	if _, err := l.app.Append(ctx, evs...); err != nil {
+		return nil, fmt.Errorf("investigation %s: %w", investigationID, err)
+	}
+	return evs, nil
+}

@@ -1,0 +1,283 @@
+package runstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/projections/pgproj"
+)
+
+// ErrNotFound: no such run, input or submission.
+var ErrNotFound = errors.New("runstate: not found")
+
+// Store reads the run state of one worker group and coordinates its
+// workers through leases.
+type Store struct {
+	pool      *pgxpool.Pool
+	projector string
+	topic     string
+	admin     *kadm.Client
+	watermark *pgproj.Watermark
+}
+
+// NewStore returns a store over pool (search_path: the group's schema)
+// whose state is written by the projector named projector from topic
+// (the full topic name of events.TopicInvestigations). admin lists the
+// topic's end offsets for CatchUp.
+func NewStore(pool *pgxpool.Pool, projector, topic string, admin *kadm.Client) *Store {
+	return &Store{pool: pool, projector: projector, topic: topic, admin: admin,
+		watermark: pgproj.NewWatermark(pool, projector)}
+}
+
+// Run is an investigation's run state.
+type Run struct {
+	InvestigationID string
+	PostID          string
+	PostVersionID   string
+	Status          string
+	Series          int
+	Attempt         int
+	DueAt           time.Time
+	InputEventID    string
+	UserKey         bool
+	LastFailure     string
+	// Prompt (name@version), Provider and Model of the current attempt.
+	Prompt, Provider, Model string
+}
+
+// Ref is the run's current attempt.
+func (r Run) Ref() events.AttemptRef {
+	return events.AttemptRef{InvestigationID: r.InvestigationID, Series: r.Series, Attempt: r.Attempt}
+}
+
+// Run reads one run.
+func (s *Store) Run(ctx context.Context, investigationID string) (Run, error) {
+	var r Run
+	var input, failure *string
+	err := s.pool.QueryRow(ctx, `SELECT investigation_id::text, post_id::text, post_version_id::text, status, series,
+			attempt, due_at, input_event_id::text, user_key, last_failure, COALESCE(prompt, ''), COALESCE(provider, ''), COALESCE(model, '')
+		FROM runs WHERE investigation_id = $1`, investigationID).Scan(&r.InvestigationID, &r.PostID, &r.PostVersionID,
+		&r.Status, &r.Series, &r.Attempt, &r.DueAt, &input, &r.UserKey, &failure, &r.Prompt, &r.Provider, &r.Model)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, ErrNotFound
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", investigationID, err)
+	}
+	if input != nil {
+		r.InputEventID = *input
+	}
+	if failure != nil {
+		r.LastFailure = *failure
+	}
+	return r, nil
+}
+
+// Input reads the input snapshot of an investigation and its event id.
+func (s *Store) Input(ctx context.Context, investigationID string) (events.InvestigationInputSnapshottedV1, string, error) {
+	var payload []byte
+	var eventID string
+	err := s.pool.QueryRow(ctx, `SELECT event_id::text, payload FROM inputs WHERE investigation_id = $1`,
+		investigationID).Scan(&eventID, &payload)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return events.InvestigationInputSnapshottedV1{}, "", ErrNotFound
+	}
+	if err != nil {
+		return events.InvestigationInputSnapshottedV1{}, "", fmt.Errorf("input %s: %w", investigationID, err)
+	}
+	var in events.InvestigationInputSnapshottedV1
+	if err := json.Unmarshal(payload, &in); err != nil {
+		return in, "", fmt.Errorf("input %s: %w", investigationID, err)
+	}
+	return in, eventID, nil
+}
+
+// Submission is an accepted claim submission.
+type Submission struct {
+	ID         string
+	Ref        events.AttemptRef
+	Seq        int
+	Correction events.CorrectionV1
+	// Outcome is empty until the validator decided.
+	Outcome string
+	Reason  string
+}
+
+// Submission reads one submission.
+func (s *Store) Submission(ctx context.Context, id string) (Submission, error) {
+	rows, err := s.pool.Query(ctx, submissionSelect+` WHERE submission_id = $1`, id)
+	if err != nil {
+		return Submission{}, err
+	}
+	subs, err := scanSubmissions(rows)
+	if err != nil {
+		return Submission{}, err
+	}
+	if len(subs) == 0 {
+		return Submission{}, ErrNotFound
+	}
+	return subs[0], nil
+}
+
+// Submissions lists the accepted submissions of an attempt in order.
+func (s *Store) Submissions(ctx context.Context, ref events.AttemptRef) ([]Submission, error) {
+	rows, err := s.pool.Query(ctx, submissionSelect+` WHERE investigation_id = $1 AND series = $2 AND attempt = $3 ORDER BY seq`,
+		ref.InvestigationID, ref.Series, ref.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	return scanSubmissions(rows)
+}
+
+const submissionSelect = `SELECT submission_id::text, investigation_id::text, series, attempt, seq, correction,
+	COALESCE(outcome, ''), COALESCE(reason, '') FROM submissions`
+
+func scanSubmissions(rows pgx.Rows) ([]Submission, error) {
+	defer rows.Close()
+	var out []Submission
+	for rows.Next() {
+		var sub Submission
+		var correction []byte
+		if err := rows.Scan(&sub.ID, &sub.Ref.InvestigationID, &sub.Ref.Series, &sub.Ref.Attempt, &sub.Seq,
+			&correction, &sub.Outcome, &sub.Reason); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(correction, &sub.Correction); err != nil {
+			return nil, fmt.Errorf("submission %s: %w", sub.ID, err)
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}
+
+// Retained lists the prior claim ids an attempt retained, in order.
+func (s *Store) Retained(ctx context.Context, ref events.AttemptRef) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT prior_claim_id::text FROM retains
+		WHERE investigation_id = $1 AND series = $2 AND attempt = $3 ORDER BY ord`,
+		ref.InvestigationID, ref.Series, ref.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Work kinds.
+const (
+	WorkAttempt  = "attempt"  // start (or replace an abandoned) stage-1 attempt
+	WorkFinish   = "finish"   // publish the result of a finished attempt
+	WorkValidate = "validate" // validate one submission
+)
+
+// Work is one unit of work a worker may take.
+type Work struct {
+	Kind            string
+	InvestigationID string
+	// SubmissionID is set for WorkValidate.
+	SubmissionID string
+}
+
+// ID is the lease identity of the work.
+func (w Work) ID() string {
+	if w.Kind == WorkValidate {
+		return w.Kind + ":" + w.SubmissionID
+	}
+	return "run:" + w.InvestigationID
+}
+
+// InvestigatorWork lists up to limit units of stage-1 and finishing work
+// that are due at now and not leased: runs waiting for an attempt, runs
+// whose attempt lost its worker (RUNNING without a live lease), and
+// finished attempts whose submissions are all validated.
+func (s *Store) InvestigatorWork(ctx context.Context, now time.Time, limit int) ([]Work, error) {
+	rows, err := s.pool.Query(ctx, `SELECT CASE WHEN r.status = 'FINISHING' THEN 'finish' ELSE 'attempt' END, r.investigation_id::text
+		FROM runs r
+		WHERE (
+			(r.status IN ('PENDING', 'RETRY_WAIT') AND r.due_at <= $1)
+			OR r.status = 'RUNNING'
+			OR (r.status = 'FINISHING' AND NOT EXISTS (SELECT 1 FROM submissions s
+				WHERE s.investigation_id = r.investigation_id AND s.series = r.series AND s.attempt = r.attempt AND s.outcome IS NULL))
+		)
+		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.work_id = 'run:' || r.investigation_id::text AND l.until > $1)
+		ORDER BY r.due_at, r.investigation_id LIMIT $2`, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("investigator work: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Work, error) {
+		var w Work
+		return w, row.Scan(&w.Kind, &w.InvestigationID)
+	})
+}
+
+// ValidatorWork lists up to limit submissions of current attempts that
+// wait for a verdict, skipping investigations that already have perRun
+// validations under a live lease.
+func (s *Store) ValidatorWork(ctx context.Context, now time.Time, perRun, limit int) ([]Work, error) {
+	rows, err := s.pool.Query(ctx, `SELECT s.investigation_id::text, s.submission_id::text
+		FROM submissions s
+		JOIN runs r ON r.investigation_id = s.investigation_id AND r.series = s.series AND r.attempt = s.attempt
+		WHERE s.outcome IS NULL AND r.status IN ('RUNNING', 'FINISHING')
+		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.work_id = 'validate:' || s.submission_id::text AND l.until > $1)
+		AND (SELECT count(*) FROM leases l WHERE l.investigation_id = s.investigation_id AND l.until > $1) < $2
+		ORDER BY s.submitted_at, s.seq LIMIT $3`, now, perRun, limit)
+	if err != nil {
+		return nil, fmt.Errorf("validator work: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Work, error) {
+		w := Work{Kind: WorkValidate}
+		return w, row.Scan(&w.InvestigationID, &w.SubmissionID)
+	})
+}
+
+// Lease takes (or renews, for the same owner) the lease on w until now+ttl.
+// It reports false when another owner holds a live lease.
+func (s *Store) Lease(ctx context.Context, w Work, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	var got string
+	err := s.pool.QueryRow(ctx, `INSERT INTO leases (work_id, investigation_id, owner, until) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (work_id) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
+			WHERE leases.until <= $5 OR leases.owner = EXCLUDED.owner
+		RETURNING owner`, w.ID(), w.InvestigationID, owner, now.Add(ttl), now).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lease %s: %w", w.ID(), err)
+	}
+	return got == owner, nil
+}
+
+// Release gives a lease up.
+func (s *Store) Release(ctx context.Context, w Work, owner string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE work_id = $1 AND owner = $2`, w.ID(), owner)
+	return err
+}
+
+// CatchUp waits until the state has applied every event of the topic
+// appended before the call (the end offsets at the time of the call).
+func (s *Store) CatchUp(ctx context.Context, timeout time.Duration) error {
+	ends, err := s.admin.ListEndOffsets(ctx, s.topic)
+	if err != nil {
+		return fmt.Errorf("end offsets of %s: %w", s.topic, err)
+	}
+	if err := ends.Error(); err != nil {
+		return fmt.Errorf("end offsets of %s: %w", s.topic, err)
+	}
+	var waitErr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if waitErr != nil || o.Offset <= 0 {
+			return
+		}
+		waitErr = s.watermark.WaitFor(ctx, o.Topic, o.Partition, o.Offset-1, timeout)
+	})
+	if waitErr != nil {
+		return fmt.Errorf("run state catch-up: %w", waitErr)
+	}
+	return nil
+}
