@@ -76,12 +76,14 @@ type Server struct {
 	watermark  Watermark
 	hasher     *ingest.Hasher
 	openai     *openAIChecker
+	requester  Requester
+	invReader  InvestigationReader
 	log        *slog.Logger
 	app        *fiber.App
 }
 
 // New builds the API with its dependencies.
-func New(cfg Config, in Ingest, reader Reader, wm Watermark, hasher *ingest.Hasher, log *slog.Logger) (*Server, error) {
+func New(cfg Config, in Ingest, reader Reader, wm Watermark, hasher *ingest.Hasher, log *slog.Logger, opts ...Option) (*Server, error) {
 	minVersion, err := parseExtensionVersion(cfg.MinExtensionVersion)
 	if err != nil {
 		return nil, fmt.Errorf("minimum extension version: %w", err)
@@ -92,6 +94,9 @@ func New(cfg Config, in Ingest, reader Reader, wm Watermark, hasher *ingest.Hash
 	}
 	s := &Server{cfg: cfg, minVersion: minVersion, ingest: in, reader: reader, watermark: wm, hasher: hasher,
 		openai: openai, log: log}
+	for _, o := range opts {
+		o(s)
+	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "errata",
 		BodyLimit:             MaxBodyBytes,
@@ -125,6 +130,8 @@ func (s *Server) routes() {
 	s.app.Get("/health", s.health)
 	s.app.Post("/trpc/post.registerObservedVersion", s.procedure("post.registerObservedVersion", s.registerObservedVersion))
 	s.app.Post("/trpc/post.recordViewAndGetStatus", s.procedure("post.recordViewAndGetStatus", s.recordViewAndGetStatus))
+	s.app.Post("/trpc/post.investigateNow", s.procedure("post.investigateNow", s.investigateNow))
+	s.app.Get("/trpc/post.getInvestigation", s.procedure("post.getInvestigation", s.getInvestigation))
 	// Queries: GET with ?input=<url-encoded JSON>, no body, no signature.
 	s.app.Get("/trpc/post.validateSettings", s.procedure("post.validateSettings", s.validateSettings))
 	s.app.Get("/trpc/post.batchStatus", s.procedure("post.batchStatus", s.batchStatus))

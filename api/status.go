@@ -90,7 +90,7 @@ func statusOf(v serving.VersionStatus) any {
 	case serving.InvestigationPending, serving.InvestigationProcessing:
 		return investigating{
 			InvestigationState: stateInvestigating, Status: v.InvestigationStatus, Provenance: investigationProvenance(v),
-			PendingClaims: []claimPayload{}, ConfirmedClaims: []claimPayload{},
+			PendingClaims: payloadsOf(v.PendingClaims), ConfirmedClaims: payloadsOf(v.ConfirmedClaims),
 			PriorInvestigationResult: priorOf(v.Prior),
 		}
 	case serving.InvestigationComplete:
@@ -126,4 +126,13 @@ func priorOf(p *serving.Prior) *priorInvestigationResult {
 		return nil
 	}
 	return &priorInvestigationResult{OldClaims: claimsOf(p.Claims), SourceInvestigationID: p.InvestigationID}
+}
+
+// payloadsOf renders claims of a running investigation (no ids); never null.
+func payloadsOf(in []serving.Claim) []claimPayload {
+	out := make([]claimPayload, len(in))
+	for i, c := range claimsOf(in) {
+		out[i] = claimPayload{Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning, Sources: c.Sources}
+	}
+	return out
 }

@@ -11,12 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/errata-dev/errata/api"
+	"github.com/errata-dev/errata/consumers/investigator"
+	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/internal/content"
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/keystore"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/producers/ingest/canonical"
+	"github.com/errata-dev/errata/producers/investigations"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -56,13 +60,25 @@ func serveCmd() *cobra.Command {
 			} else {
 				e.log.Warn("server verification is off: every registered version is CLIENT_FALLBACK")
 			}
+			ks, err := e.keyStore(ctx, pool)
+			if err != nil {
+				return err
+			}
+			var keys investigations.KeyStore
+			if ks != nil {
+				keys = ks
+			} else {
+				e.log.Info("no ERRATA_KEYSTORE_KEYS: investigateNow accepts instance API keys only")
+			}
+			reader := serving.NewReader(pool)
 			srv, err := api.New(api.Config{
 				MinExtensionVersion:   e.cfg.MinExtensionVersion,
 				TrustedProxyHeader:    e.cfg.TrustedProxyHeader,
 				ReadYourWritesTimeout: e.cfg.ReadYourWritesTimeout,
 				OpenAIBaseURL:         e.cfg.OpenAIBaseURL,
-			}, ingest.NewService(appender, ingestOpts...), serving.NewReader(pool),
-				pgproj.NewWatermark(pool, serving.ProjectorName), ingest.NewHasher(e.cfg.HashSecret), e.log)
+			}, ingest.NewService(appender, ingestOpts...), reader,
+				pgproj.NewWatermark(pool, serving.ProjectorName), ingest.NewHasher(e.cfg.HashSecret), e.log,
+				api.WithInvestigations(investigations.New(appender, keys, nil), reader))
 			if err != nil {
 				return err
 			}
@@ -75,7 +91,7 @@ func serveCmd() *cobra.Command {
 func migrateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
-		Short: "Apply the serving projection's Postgres migrations",
+		Short: "Apply the Postgres migrations (serving projection, run states, key store)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			e, err := loadEnv("migrate")
@@ -88,6 +104,14 @@ func migrateCmd() *cobra.Command {
 			}
 			defer pool.Close()
 			if err := pgproj.Migrate(ctx, pool, e.cfg.ServingSchema, serving.Migrations(), e.log); err != nil {
+				return err
+			}
+			for _, schema := range []string{investigator.ProjectorName, investigator.ValidatorProjectorName} {
+				if err := pgproj.Migrate(ctx, pool, schema, runstate.Migrations(), e.log); err != nil {
+					return err
+				}
+			}
+			if err := keystore.Migrate(ctx, pool, e.log); err != nil {
 				return err
 			}
 			e.log.Info("migrations up to date", "schema", e.cfg.ServingSchema)

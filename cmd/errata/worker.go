@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -20,8 +21,11 @@ import (
 // projectorNames are the projectors `errata worker` can run.
 var projectorNames = []string{serving.ProjectorName}
 
+// stageNames are the investigation stages `errata worker` can run.
+var stageNames = []string{"investigator", "validator"}
+
 func workerCmd() *cobra.Command {
-	var projectors []string
+	var projectors, stages []string
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Run consumers and projectors (default: all)",
@@ -45,12 +49,38 @@ func workerCmd() *cobra.Command {
 					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames, ", "))
 				}
 			}
+			if len(stages) > 0 {
+				parts, err := newInvestigatorParts(ctx, e)
+				if err != nil {
+					return err
+				}
+				defer parts.close()
+				for _, name := range stages {
+					var g2 *runStateGroup
+					var ex *runstate.Executor
+					switch name {
+					case "investigator":
+						g2, ex, err = newInvestigator(ctx, e, parts)
+					case "validator":
+						g2, ex, err = newValidator(ctx, e, parts)
+					default:
+						return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(stageNames, ", "))
+					}
+					if err != nil {
+						return err
+					}
+					defer g2.close()
+					g.Go(func() error { return g2.runner.Run(ctx) })
+					g.Go(func() error { return ex.Run(ctx) })
+				}
+			}
 			g.Go(func() error { return serveWorkerHealth(ctx, e.cfg.WorkerHTTPAddr) })
-			e.log.Info("worker running", "projectors", projectors, "health", "http://"+e.cfg.WorkerHTTPAddr+"/health")
+			e.log.Info("worker running", "projectors", projectors, "stages", stages, "health", "http://"+e.cfg.WorkerHTTPAddr+"/health")
 			return g.Wait()
 		},
 	}
 	c.Flags().StringSliceVar(&projectors, "projectors", projectorNames, "projectors to run: "+strings.Join(projectorNames, ", "))
+	c.Flags().StringSliceVar(&stages, "stages", stageNames, "investigation stages to run: "+strings.Join(stageNames, ", ")+" (empty: none)")
 	return c
 }
 

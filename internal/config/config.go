@@ -239,7 +239,7 @@ var Vars = []Var{
 		set: func(c *Config, v string) error { c.KeystoreCurrentKeyID = v; return nil }},
 	{Name: "ERRATA_KEYSTORE_TTL", Default: "15m", Doc: "how long a user's OpenAI key is kept for its investigation at most",
 		set: func(c *Config, v string) (err error) { c.KeystoreTTL, err = positiveDuration(v); return }},
-	{Name: "ERRATA_BLOBSTORE_URL", Default: "file://.local/blobs", Doc: "where investigation images are kept: file://<dir> or s3://bucket/prefix?endpoint=...&region=...",
+	{Name: "ERRATA_BLOBSTORE_URL", Default: ".local/blobs", Doc: "where investigation images are kept: a directory, file:///dir, or s3://bucket/prefix?endpoint=...&region=...",
 		set: func(c *Config, v string) error { c.BlobstoreURL = v; return nil }},
 	{Name: "ERRATA_BLOBSTORE_S3_ACCESS_KEY_ID", Default: "", Secret: true, Doc: "access key id of an s3:// blob store",
 		set: func(c *Config, v string) error { c.BlobstoreS3Key = v; return nil }},

@@ -106,6 +106,9 @@ func New(pool *pgxpool.Pool, ring *KeyRing, opts ...Option) (*Store, error) {
 // TTL is how long attached keys live.
 func (s *Store) TTL() time.Duration { return s.ttl }
 
+// CurrentKeyID is the id of the key ring entry that seals new keys.
+func (s *Store) CurrentKeyID() string { return s.ring.CurrentID() }
+
 // canonicalID parses an investigation id and returns its canonical form,
 // the one bound into the associated data.
 func canonicalID(investigationID string) (string, error) {

@@ -44,6 +44,8 @@ func queueInvestigationRequested(b *pgx.Batch, t time.Time, p *events.Investigat
 				CASE WHEN investigations.status = 'FAILED' AND EXCLUDED.source = 'INVESTIGATE_NOW' THEN 1 ELSE 0 END,
 			failure_reason = CASE WHEN investigations.status = 'FAILED' AND EXCLUDED.source = 'INVESTIGATE_NOW'
 				THEN NULL ELSE investigations.failure_reason END,
+			attempt = CASE WHEN investigations.status = 'FAILED' AND EXCLUDED.source = 'INVESTIGATE_NOW'
+				THEN 0 ELSE investigations.attempt END,
 			request_count = investigations.request_count + 1,
 			source = CASE WHEN EXCLUDED.queued_at < investigations.queued_at THEN EXCLUDED.source ELSE investigations.source END,
 			queued_at = LEAST(investigations.queued_at, EXCLUDED.queued_at),
@@ -87,6 +89,8 @@ func queueInvestigationFailed(b *pgx.Batch, t time.Time, p *events.Investigation
 			provenance = COALESCE(investigations.provenance, EXCLUDED.provenance),
 			checked_at = CASE WHEN investigations.status = 'COMPLETE' THEN investigations.checked_at ELSE EXCLUDED.checked_at END,
 			failure_reason = CASE WHEN investigations.status = 'COMPLETE' THEN NULL ELSE EXCLUDED.failure_reason END,
-			updated_at = GREATEST(investigations.updated_at, EXCLUDED.updated_at)`,
-		p.InvestigationID, p.PostID, p.PostVersionID, t, p.Provenance, p.Reason)
+			updated_at = GREATEST(investigations.updated_at, EXCLUDED.updated_at)
+		-- a failure of an earlier attempt series changes nothing
+		WHERE $7 = 0 OR investigations.attempt_series <= $7`,
+		p.InvestigationID, p.PostID, p.PostVersionID, t, p.Provenance, p.Reason, p.Series)
 }

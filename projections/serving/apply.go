@@ -49,7 +49,10 @@ func (a *Applier) Handles(t string) bool {
 	switch t {
 	case events.TypePostVersionRegisteredV1, events.TypePostViewRecordedV1,
 		events.TypePostIntegrityAnomalyRecordedV1, events.TypeAPIKeyAddedV1, events.TypeAPIKeyRevokedV1,
-		events.TypeInvestigationRequestedV1, events.TypeInvestigationCompletedV1, events.TypeInvestigationFailedV1:
+		events.TypeInvestigationRequestedV1, events.TypeInvestigationCompletedV1, events.TypeInvestigationFailedV1,
+		events.TypeInvestigationAttemptStartedV1, events.TypeInvestigationAttemptFailedV1,
+		events.TypeInvestigationInputSnapshottedV1, events.TypeInvestigationClaimSubmittedV1,
+		events.TypeInvestigationClaimValidatedV1:
 		return true
 	}
 	return false
@@ -83,6 +86,18 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 			}
 		case *events.InvestigationFailedV1:
 			queueInvestigationFailed(b, ev.Time, p)
+		case *events.InvestigationAttemptStartedV1:
+			queueAttemptStarted(b, ev.Time, p)
+		case *events.InvestigationAttemptFailedV1:
+			queueAttemptFailed(b, ev.Time, p)
+		case *events.InvestigationInputSnapshottedV1:
+			queueInputSnapshotted(b, p)
+		case *events.InvestigationClaimSubmittedV1:
+			if err := queueClaimSubmitted(b, ev.Time, p); err != nil {
+				return err
+			}
+		case *events.InvestigationClaimValidatedV1:
+			queueClaimValidated(b, p)
 		default:
 			return fmt.Errorf("serving: unexpected payload %T", ev.Payload)
 		}

@@ -101,6 +101,12 @@ type VersionStatus struct {
 	InvestigationProvenance string
 	// Claims are the published claims when the status is COMPLETE.
 	Claims []Claim
+	// PendingClaims (submitted, not yet validated) and ConfirmedClaims
+	// (approved by the validator) of the running attempt, while PENDING or
+	// PROCESSING.
+	PendingClaims, ConfirmedClaims []Claim
+	// CheckedAt is when the investigation completed or failed.
+	CheckedAt *time.Time
 	// Prior is the latest complete SERVER_VERIFIED investigation of another
 	// version of the same post, offered as interim context (spec 2.8); nil
 	// when there is none.
@@ -172,14 +178,17 @@ func (r *Reader) priorOf(ctx context.Context, postID, versionID string) (*Prior,
 func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatus, error) {
 	var v VersionStatus
 	var invID, invStatus, invProvenance *string
+	var series, attempt *int
 	err := r.pool.QueryRow(ctx, `SELECT pv.id::text, pv.post_id::text, p.platform, p.external_id,
-			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at, i.id::text, i.status, i.provenance
+			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at, i.id::text, i.status, i.provenance,
+			i.checked_at, i.attempt_series, i.attempt
 		FROM post_versions pv
 		JOIN posts p ON p.id = pv.post_id
 		JOIN content_blobs cb ON cb.content_hash = pv.content_hash
 		LEFT JOIN investigations i ON i.post_version_id = pv.id
 		WHERE pv.id = $1`, id).Scan(&v.ID, &v.PostID, &v.Platform, &v.ExternalID,
-		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &invID, &invStatus, &invProvenance)
+		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &invID, &invStatus, &invProvenance,
+		&v.CheckedAt, &series, &attempt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VersionStatus{}, ErrNotFound
 	}
@@ -198,10 +207,59 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 		}
 		return v, nil
 	}
+	if v.InvestigationStatus == InvestigationPending || v.InvestigationStatus == InvestigationProcessing {
+		if v.PendingClaims, v.ConfirmedClaims, err = r.progressOf(ctx, v.InvestigationID, *series, *attempt); err != nil {
+			return VersionStatus{}, err
+		}
+	}
 	if v.Prior, err = r.priorOf(ctx, v.PostID, v.ID); err != nil {
 		return VersionStatus{}, err
 	}
 	return v, nil
+}
+
+// progressOf lists the running attempt's submitted claims: pending ones and
+// those the validator approved, in submission order.
+func (r *Reader) progressOf(ctx context.Context, investigationID string, series, attempt int) (pending, confirmed []Claim, err error) {
+	pending, confirmed = []Claim{}, []Claim{}
+	rows, err := r.pool.Query(ctx, `SELECT submission_id::text, text, context, summary, reasoning, sources, COALESCE(outcome, '')
+		FROM investigation_progress_claims WHERE investigation_id = $1 AND series = $2 AND attempt = $3
+			AND (outcome IS NULL OR outcome = 'APPROVED')
+		ORDER BY seq`, investigationID, series, attempt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("progress of %s: %w", investigationID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Claim
+		var sources []byte
+		var outcome string
+		if err := rows.Scan(&c.ID, &c.Text, &c.Context, &c.Summary, &c.Reasoning, &sources, &outcome); err != nil {
+			return nil, nil, err
+		}
+		if err := json.Unmarshal(sources, &c.Sources); err != nil {
+			return nil, nil, fmt.Errorf("progress claim %s sources: %w", c.ID, err)
+		}
+		if outcome == "" {
+			pending = append(pending, c)
+		} else {
+			confirmed = append(confirmed, c)
+		}
+	}
+	return pending, confirmed, rows.Err()
+}
+
+// VersionIDOfInvestigation returns the version an investigation belongs to.
+func (r *Reader) VersionIDOfInvestigation(ctx context.Context, investigationID string) (string, error) {
+	var id string
+	err := r.pool.QueryRow(ctx, `SELECT post_version_id::text FROM investigations WHERE id = $1`, investigationID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("investigation %s: %w", investigationID, err)
+	}
+	return id, nil
 }
 
 // BatchKey names one version by its composite key.

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/errata-dev/errata/consumers/investigator"
+	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
+	"github.com/errata-dev/errata/consumers/investigator/images"
+	"github.com/errata-dev/errata/consumers/llm"
+	"github.com/errata-dev/errata/consumers/runstate"
+	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/blobstore"
+	"github.com/errata-dev/errata/internal/httpsafe"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/keystore"
+	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+// keyStore opens the store of users' OpenAI keys, or returns nil when no
+// key ring is configured (user keys are then refused).
+func (e *env) keyStore(ctx context.Context, pool *pgxpool.Pool) (*keystore.Store, error) {
+	if e.cfg.KeystoreKeys == "" {
+		return nil, nil
+	}
+	ring, err := keystore.ParseKeyRing(e.cfg.KeystoreCurrentKeyID, logging.Secret(e.cfg.KeystoreKeys))
+	if err != nil {
+		return nil, fmt.Errorf("ERRATA_KEYSTORE_KEYS: %w", err)
+	}
+	if err := keystore.Migrate(ctx, pool, e.log); err != nil {
+		return nil, err
+	}
+	return keystore.New(pool, ring, keystore.WithTTL(e.cfg.KeystoreTTL))
+}
+
+// workerID names this process in events and leases.
+func (e *env) workerID() string {
+	if e.cfg.WorkerID != "" {
+		return e.cfg.WorkerID
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+// provider is the configured LLM provider.
+func (e *env) provider() llm.Provider {
+	if e.cfg.LLMProvider == llm.ProviderChatCompletions {
+		return llm.ChatCompletions{}
+	}
+	return llm.OpenAIResponses{}
+}
+
+// runStateGroup is one worker group's run state: its schema, projector and
+// consumer-group runner, and the store its executor reads.
+type runStateGroup struct {
+	pool   *pgxpool.Pool
+	store  *runstate.Store
+	runner *kafka.Runner
+	admin  *kadm.Client
+	close  func()
+}
+
+// newRunStateGroup wires the run-state fold of one worker group (schema and
+// projector named name, consumer group <prefix>name).
+func newRunStateGroup(ctx context.Context, e *env, name string) (*runStateGroup, error) {
+	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pgproj.Migrate(ctx, pool, name, runstate.Migrations(), e.log); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	producer, err := e.producer(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	group := e.cfg.TopicPrefix + name
+	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
+	proj := pgproj.NewProjector(name, pool, e.registry, runstate.Applier{}, dl, e.log)
+	topic := e.topics.Name(events.TopicInvestigations)
+	r, err := kafka.NewRunner(kafka.RunnerConfig{
+		Brokers: e.cfg.KafkaBrokers, Group: group, Topics: []string{topic}, Positions: proj,
+		InstanceID: e.cfg.KafkaInstanceID, SessionTimeout: e.cfg.KafkaSessionTimeout,
+	}, proj, e.log)
+	if err != nil {
+		producer.Close()
+		pool.Close()
+		return nil, err
+	}
+	adminClient, err := kafka.NewClient(e.cfg.KafkaBrokers)
+	if err != nil {
+		producer.Close()
+		pool.Close()
+		return nil, err
+	}
+	admin := kadm.NewClient(adminClient)
+	return &runStateGroup{pool: pool, runner: r, admin: admin,
+		store: runstate.NewStore(pool, name, topic, admin),
+		close: func() { adminClient.Close(); producer.Close(); pool.Close() }}, nil
+}
+
+// investigatorParts are what both stages share.
+type investigatorParts struct {
+	log      *investigator.EventLog
+	keys     investigator.KeyStore
+	images   investigator.ImageStore
+	fetcher  investigator.URLFetcher
+	search   search.Searcher
+	serving  *pgxpool.Pool
+	producer func()
+}
+
+func newInvestigatorParts(ctx context.Context, e *env) (*investigatorParts, error) {
+	pool, err := e.servingPool(ctx)
+	if err != nil {
+		return nil, err
+	}
+	producer, err := e.producer(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	p := &investigatorParts{serving: pool, producer: producer.Close,
+		log: investigator.NewEventLog(producers.NewAppender(producer, e.registry, e.topics, nil))}
+	ks, err := e.keyStore(ctx, pool)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	if ks != nil {
+		p.keys = ks
+	}
+	client, err := httpsafe.New()
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	if e.cfg.Images {
+		store, err := blobstore.Open(blobstore.Config{URL: e.cfg.BlobstoreURL, AccessKeyID: e.cfg.BlobstoreS3Key,
+			SecretAccessKey: logging.Secret(e.cfg.BlobstoreS3Secret)})
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.images = investigator.Images{D: images.NewDownloader(client, store, images.Options{})}
+	}
+	p.fetcher = investigator.FetchURL{F: fetchurl.New(client, fetchurl.Options{})}
+	if e.cfg.SearchProvider != "" {
+		if p.search, err = search.New(search.Config{Provider: e.cfg.SearchProvider,
+			APIKey: logging.Secret(e.cfg.SearchAPIKey), BaseURL: e.cfg.SearchBaseURL}, client); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (p *investigatorParts) close() { p.producer(); p.serving.Close() }
+
+// newInvestigator wires stage 1: its run-state group and its executor.
+func newInvestigator(ctx context.Context, e *env, parts *investigatorParts) (*runStateGroup, *runstate.Executor, error) {
+	g, err := newRunStateGroup(ctx, e, investigator.ProjectorName)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := investigator.New(investigator.Config{
+		Worker: e.workerID(), Model: e.cfg.InvestigatorModel, BaseURL: e.cfg.OpenAIBaseURL,
+		InstanceKey: logging.Secret(e.cfg.OpenAIAPIKey), AllowNoKey: e.cfg.LLMProvider == llm.ProviderChatCompletions,
+		MaxAttempts: e.cfg.MaxAttempts, RetryBase: e.cfg.RetryBase, RoundCap: e.cfg.RoundCap,
+		ReasoningEffort: e.cfg.ReasoningEffort,
+	}, investigator.Deps{
+		Store: g.store, Appender: parts.log, Sources: serving.NewReader(parts.serving), Keys: parts.keys,
+		Provider: e.provider(), Tools: &investigator.Toolbox{Fetcher: parts.fetcher, Search: parts.search},
+		Images: parts.images, Log: e.log,
+	})
+	ex := runstate.NewExecutor(runstate.ExecutorConfig{Owner: e.workerID(), Concurrency: e.cfg.InvestigatorConcurrency,
+		LeaseTTL: e.cfg.LeaseTTL}, g.store, w.List, w.Do, e.log.With("stage", "investigator"), time.Now)
+	return g, ex, nil
+}
+
+// newValidator wires stage 2.
+func newValidator(ctx context.Context, e *env, parts *investigatorParts) (*runStateGroup, *runstate.Executor, error) {
+	g, err := newRunStateGroup(ctx, e, investigator.ValidatorProjectorName)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := investigator.NewValidator(investigator.ValidatorConfig{
+		Worker: e.workerID(), Model: e.cfg.ValidatorModel, BaseURL: e.cfg.OpenAIBaseURL,
+		InstanceKey: logging.Secret(e.cfg.OpenAIAPIKey), AllowNoKey: e.cfg.LLMProvider == llm.ProviderChatCompletions,
+		MaxTries: e.cfg.MaxAttempts, RetryBase: e.cfg.RetryBase, ReasoningEffort: e.cfg.ReasoningEffort,
+	}, g.store, parts.log, parts.keys, e.provider(), parts.images, e.log, time.Now)
+	ex := runstate.NewExecutor(runstate.ExecutorConfig{Owner: e.workerID(), Concurrency: e.cfg.ValidatorConcurrency,
+		LeaseTTL: e.cfg.LeaseTTL}, g.store, v.List, v.Do, e.log.With("stage", "validator"), time.Now)
+	return g, ex, nil
+}
