@@ -110,7 +110,7 @@ func TestAPIKeyCommands(t *testing.T) {
 		"it takes effect as soon as the worker catches up.\n", stderr)
 
 	logDir := t.TempDir()
-	worker := startErrata(t, env, filepath.Join(logDir, "worker.log"), "worker")
+	worker := startErrata(t, env, filepath.Join(logDir, "worker.log"), "worker", "--stages=")
 	defer worker.stop(t)
 	api := startErrata(t, env, filepath.Join(logDir, "serve.log"), "serve")
 	defer api.stop(t)

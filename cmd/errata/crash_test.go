@@ -104,7 +104,7 @@ func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
 	for k := 0; k < 4; k++ {
 		lo := total * k / 5
 		threshold := lo + 1 + rng.IntN(total/5)
-		p := startErrata(t, env, logPath, "worker", "--projectors", "serving")
+		p := startErrata(t, env, logPath, "worker", "--projectors", "serving", "--stages=")
 		deadline := time.Now().Add(60 * time.Second)
 		for applied() < threshold && time.Now().Before(deadline) {
 			time.Sleep(2 * time.Millisecond)
@@ -116,7 +116,7 @@ func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
 	}
 	t.Logf("killed the worker with SIGKILL after %v of %d events were applied", killedAt, total)
 
-	p := startErrata(t, env, logPath, "worker", "--projectors", "serving")
+	p := startErrata(t, env, logPath, "worker", "--projectors", "serving", "--stages=")
 	deadline := time.Now().Add(2 * time.Minute)
 	for applied() < total && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

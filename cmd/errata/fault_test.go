@@ -38,7 +38,7 @@ func TestBrokerRestartLosesAndDuplicatesNothing(t *testing.T) {
 	require.NoError(t, appendRange(0, half))
 
 	logPath := filepath.Join(t.TempDir(), "worker.log")
-	worker := startErrata(t, env, logPath, "worker")
+	worker := startErrata(t, env, logPath, "worker", "--stages=")
 	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		n := applied()
 		return n > 0, fmt.Sprintf("applied %d", n)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
@@ -15,14 +14,12 @@ import (
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/consumers/search"
-	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/blobstore"
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/keystore"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/producers"
-	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
 
@@ -59,55 +56,11 @@ func (e *env) provider() llm.Provider {
 	return llm.OpenAIResponses{}
 }
 
-// runStateGroup is one worker group's run state: its schema, projector and
-// consumer-group runner, and the store its executor reads.
-type runStateGroup struct {
-	pool   *pgxpool.Pool
-	store  *runstate.Store
-	runner *kafka.Runner
-	admin  *kadm.Client
-	close  func()
-}
-
-// newRunStateGroup wires the run-state fold of one worker group (schema and
-// projector named name, consumer group <prefix>name).
-func newRunStateGroup(ctx context.Context, e *env, name string) (*runStateGroup, error) {
-	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := pgproj.Migrate(ctx, pool, name, runstate.Migrations(), e.log); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	producer, err := e.producer(ctx)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	group := e.cfg.TopicPrefix + name
-	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
-	proj := pgproj.NewProjector(name, pool, e.registry, runstate.Applier{}, dl, e.log)
-	topic := e.topics.Name(events.TopicInvestigations)
-	r, err := kafka.NewRunner(kafka.RunnerConfig{
-		Brokers: e.cfg.KafkaBrokers, Group: group, Topics: []string{topic}, Positions: proj,
-		InstanceID: e.cfg.KafkaInstanceID, SessionTimeout: e.cfg.KafkaSessionTimeout,
-	}, proj, e.log)
-	if err != nil {
-		producer.Close()
-		pool.Close()
-		return nil, err
-	}
-	adminClient, err := kafka.NewClient(e.cfg.KafkaBrokers)
-	if err != nil {
-		producer.Close()
-		pool.Close()
-		return nil, err
-	}
-	admin := kadm.NewClient(adminClient)
-	return &runStateGroup{pool: pool, runner: r, admin: admin,
-		store: runstate.NewStore(pool, name, topic, admin),
-		close: func() { adminClient.Close(); producer.Close(); pool.Close() }}, nil
+// openRunState opens the run state of the worker group name.
+func openRunState(ctx context.Context, e *env, name string) (*runstate.Group, error) {
+	return runstate.OpenGroup(ctx, runstate.GroupConfig{Name: name, DatabaseURL: e.cfg.DatabaseURL,
+		Brokers: e.cfg.KafkaBrokers, Topics: e.topics, Registry: e.registry,
+		Kafka: kafka.RunnerConfig{InstanceID: e.cfg.KafkaInstanceID, SessionTimeout: e.cfg.KafkaSessionTimeout}}, e.log)
 }
 
 // investigatorParts are what both stages share.
@@ -169,8 +122,8 @@ func newInvestigatorParts(ctx context.Context, e *env) (*investigatorParts, erro
 func (p *investigatorParts) close() { p.producer(); p.serving.Close() }
 
 // newInvestigator wires stage 1: its run-state group and its executor.
-func newInvestigator(ctx context.Context, e *env, parts *investigatorParts) (*runStateGroup, *runstate.Executor, error) {
-	g, err := newRunStateGroup(ctx, e, investigator.ProjectorName)
+func newInvestigator(ctx context.Context, e *env, parts *investigatorParts) (*runstate.Group, *runstate.Executor, error) {
+	g, err := openRunState(ctx, e, investigator.ProjectorName)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,18 +133,18 @@ func newInvestigator(ctx context.Context, e *env, parts *investigatorParts) (*ru
 		MaxAttempts: e.cfg.MaxAttempts, RetryBase: e.cfg.RetryBase, RoundCap: e.cfg.RoundCap,
 		ReasoningEffort: e.cfg.ReasoningEffort,
 	}, investigator.Deps{
-		Store: g.store, Appender: parts.log, Sources: serving.NewReader(parts.serving), Keys: parts.keys,
+		Store: g.Store, Appender: parts.log, Sources: serving.NewReader(parts.serving), Keys: parts.keys,
 		Provider: e.provider(), Tools: &investigator.Toolbox{Fetcher: parts.fetcher, Search: parts.search},
 		Images: parts.images, Log: e.log,
 	})
 	ex := runstate.NewExecutor(runstate.ExecutorConfig{Owner: e.workerID(), Concurrency: e.cfg.InvestigatorConcurrency,
-		LeaseTTL: e.cfg.LeaseTTL}, g.store, w.List, w.Do, e.log.With("stage", "investigator"), time.Now)
+		LeaseTTL: e.cfg.LeaseTTL}, g.Store, w.List, w.Do, e.log.With("stage", "investigator"), time.Now)
 	return g, ex, nil
 }
 
 // newValidator wires stage 2.
-func newValidator(ctx context.Context, e *env, parts *investigatorParts) (*runStateGroup, *runstate.Executor, error) {
-	g, err := newRunStateGroup(ctx, e, investigator.ValidatorProjectorName)
+func newValidator(ctx context.Context, e *env, parts *investigatorParts) (*runstate.Group, *runstate.Executor, error) {
+	g, err := openRunState(ctx, e, investigator.ValidatorProjectorName)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,8 +152,8 @@ func newValidator(ctx context.Context, e *env, parts *investigatorParts) (*runSt
 		Worker: e.workerID(), Model: e.cfg.ValidatorModel, BaseURL: e.cfg.OpenAIBaseURL,
 		InstanceKey: logging.Secret(e.cfg.OpenAIAPIKey), AllowNoKey: e.cfg.LLMProvider == llm.ProviderChatCompletions,
 		MaxTries: e.cfg.MaxAttempts, RetryBase: e.cfg.RetryBase, ReasoningEffort: e.cfg.ReasoningEffort,
-	}, g.store, parts.log, parts.keys, e.provider(), parts.images, e.log, time.Now)
+	}, g.Store, parts.log, parts.keys, e.provider(), parts.images, e.log, time.Now)
 	ex := runstate.NewExecutor(runstate.ExecutorConfig{Owner: e.workerID(), Concurrency: e.cfg.ValidatorConcurrency,
-		LeaseTTL: e.cfg.LeaseTTL}, g.store, v.List, v.Do, e.log.With("stage", "validator"), time.Now)
+		LeaseTTL: e.cfg.LeaseTTL}, g.Store, v.List, v.Do, e.log.With("stage", "validator"), time.Now)
 	return g, ex, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ func workerCmd() *cobra.Command {
 					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames, ", "))
 				}
 			}
+			stages = slices.DeleteFunc(stages, func(s string) bool { return s == "" })
 			if len(stages) > 0 {
 				parts, err := newInvestigatorParts(ctx, e)
 				if err != nil {
@@ -56,7 +58,10 @@ func workerCmd() *cobra.Command {
 				}
 				defer parts.close()
 				for _, name := range stages {
-					var g2 *runStateGroup
+					if name == "" {
+						continue
+					}
+					var g2 *runstate.Group
 					var ex *runstate.Executor
 					switch name {
 					case "investigator":
@@ -69,8 +74,8 @@ func workerCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					defer g2.close()
-					g.Go(func() error { return g2.runner.Run(ctx) })
+					defer g2.Close()
+					g.Go(func() error { return g2.Runner.Run(ctx) })
 					g.Go(func() error { return ex.Run(ctx) })
 				}
 			}
