@@ -6,9 +6,9 @@
 #   postgres       PostgreSQL from Debian's packages, a cluster owned by these scripts
 #   elasticsearch  Elasticsearch integ-test-zip from Maven Central (+ a tiny local plugin
 #                  that provides the `english` analyzer, see es-analysis-english/)
-#   clickhouse     RESERVED for a later issue: not implemented. To add it, append it to
-#                  ALL_SERVICES and write clickhouse_{install,start,stop,pid,healthy,url,log}
-#                  like the others below; `env` already prints its URL.
+#   clickhouse     a stand-in for ClickHouse's HTTP interface (clickhouse/server.mjs, Node)
+#                  that runs every statement on the ClickHouse engine embedded in the npm
+#                  package `chdb` (pinned by clickhouse/package-lock.json)
 #
 # Everything a service writes lives under $LOCAL_DIR (data/, logs/, run/, conf/, opt/, tmp/);
 # downloads live under $CACHE_DIR so fresh clones (CI) start fast.
@@ -51,17 +51,17 @@ PG_DB=errata
 ES_HOST=127.0.0.1
 ES_HTTP_PORT=19200
 ES_TRANSPORT_PORT=19300
-# shellcheck disable=SC2034  # used by ./env; ClickHouse itself is a later issue
+CH_HOST=127.0.0.1
 CLICKHOUSE_HTTP_PORT=18123
 
 KAFKA_START_TIMEOUT="${ERRATA_KAFKA_TIMEOUT:-60}"
 PG_START_TIMEOUT="${ERRATA_POSTGRES_TIMEOUT:-60}"
 ES_START_TIMEOUT="${ERRATA_ES_TIMEOUT:-120}"
+CH_START_TIMEOUT="${ERRATA_CLICKHOUSE_TIMEOUT:-60}"
 STOP_TIMEOUT="${ERRATA_STOP_TIMEOUT:-60}"
 
 # Order matters: `up` starts in this order, `down` stops in reverse.
-# clickhouse: reserved, add here when implemented.
-ALL_SERVICES=(kafka postgres elasticsearch)
+ALL_SERVICES=(kafka postgres elasticsearch clickhouse)
 
 # Postgres and Elasticsearch refuse to run as root: as root they run as this system user.
 SERVICE_USER="${ERRATA_SERVICE_USER:-errata}"
@@ -250,8 +250,7 @@ resolve_services() {
   local s
   for s in "$@"; do
     case "$s" in
-      kafka | postgres | elasticsearch) SERVICES+=("$s") ;;
-      clickhouse) die "clickhouse is reserved for a later issue and not implemented yet" ;;
+      kafka | postgres | elasticsearch | clickhouse) SERVICES+=("$s") ;;
       *) die "unknown service '$s' (known: ${ALL_SERVICES[*]})" ;;
     esac
   done
@@ -674,6 +673,98 @@ elasticsearch_stop() {
   rm -f "$ES_PIDFILE"
 }
 
+# ---------------------------------------------------------------------------------------------
+# ClickHouse stand-in: ClickHouse's HTTP interface served by clickhouse/server.mjs, every
+# statement executed by the ClickHouse engine embedded in the npm package `chdb`.
+# ---------------------------------------------------------------------------------------------
+CH_SRC="$DEPLOY_DIR/clickhouse"
+CH_SERVER="$CH_SRC/server.mjs"
+CH_DATA="$DATA_DIR/clickhouse"
+CH_TMP="$TMP_DIR/clickhouse"
+CH_LOG="$LOG_DIR/clickhouse.log"
+CH_STDOUT="$LOG_DIR/clickhouse.stdout.log"
+CH_PIDFILE="$RUN_DIR/clickhouse.pid"
+
+clickhouse_url()  { echo "http://$CH_HOST:$CLICKHOUSE_HTTP_PORT"; }
+clickhouse_logs() { echo "$CH_LOG $CH_STDOUT"; }
+
+# node_modules for the pinned lockfile, one directory per lockfile content.
+clickhouse_modules_dir() {
+  local hash
+  hash="$(cat "$CH_SRC/package.json" "$CH_SRC/package-lock.json" | sha256sum | cut -c1-12)"
+  echo "$CACHE_DIR/clickhouse/chdb-$hash"
+}
+
+ensure_node() {
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    ensure_apt_packages nodejs npm
+  fi
+  local major
+  major="$(node -p 'process.versions.node.split(".")[0]')"
+  ((major >= 18)) || die "the ClickHouse stand-in needs Node >= 18 (found $(node --version))"
+}
+
+clickhouse_install() {
+  command -v curl >/dev/null || ensure_apt_packages curl
+  ensure_node
+  local dir
+  dir="$(clickhouse_modules_dir)"
+  [[ -f "$dir/.complete" ]] && return 0
+  log "installing chdb from the npm registry (npm ci, deploy/local/clickhouse/package-lock.json) into $dir"
+  rm -rf "$dir" "$dir.tmp"
+  mkdir -p "$dir.tmp"
+  cp "$CH_SRC/package.json" "$CH_SRC/package-lock.json" "$dir.tmp/"
+  local out
+  # chdb's own install script is a no-op; its engine comes as the prebuilt optional
+  # dependency @chdb/lib-<platform> from the same registry, so no script has to run.
+  if ! out="$(cd "$dir.tmp" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    die "npm ci for the ClickHouse stand-in failed"
+  fi
+  (cd "$dir.tmp" && node -e 'require("chdb")') || die "chdb does not load on this machine (needs Linux x86-64 with glibc)"
+  mv "$dir.tmp" "$dir"
+  touch "$dir/.complete"
+}
+
+clickhouse_pid() {
+  local pid
+  pid="$(read_pidfile "$CH_PIDFILE")"
+  if pid_matches "$pid" node "$CH_SERVER"; then echo "$pid"; fi
+}
+
+clickhouse_healthy() {
+  [[ -n "$(clickhouse_pid)" ]] || return 1
+  # A real statement on the engine, not just the HTTP layer (/ping).
+  [[ "$(curl -fsS --max-time 5 "$(clickhouse_url)/?query=SELECT%201" 2>/dev/null)" == 1 ]]
+}
+
+clickhouse_start() {
+  mkdir -p "$CH_DATA" "$CH_TMP"
+  port_open "$CH_HOST" "$CLICKHOUSE_HTTP_PORT" && die "port $CLICKHOUSE_HTTP_PORT is in use by another process"
+  log "starting the clickhouse stand-in (chdb, node $(node --version))"
+  # setsid: own session, so the server survives the calling shell and its Ctrl-C.
+  CH_STANDIN_HOST="$CH_HOST" CH_STANDIN_PORT="$CLICKHOUSE_HTTP_PORT" CH_STANDIN_DATA="$CH_DATA" \
+    CH_STANDIN_TMP="$CH_TMP" CH_STANDIN_LOG="$CH_LOG" CH_STANDIN_MODULES="$(clickhouse_modules_dir)" \
+    setsid node "$CH_SERVER" </dev/null >>"$CH_STDOUT" 2>&1 9>&- &
+  echo $! >"$CH_PIDFILE"
+  local pid=$! i
+  for ((i = 0; i < 50; i++)); do
+    if [[ -n "$(clickhouse_pid)" ]] || ! pid_alive "$pid"; then break; fi
+    sleep 0.1
+  done
+}
+
+clickhouse_stop() {
+  local pid
+  pid="$(clickhouse_pid)"
+  if [[ -n "$pid" ]]; then
+    log "stopping clickhouse (pid $pid)"
+    stop_pid "$pid" clickhouse
+  fi
+  rm -f "$CH_PIDFILE"
+}
+
+clickhouse_timeout()    { echo "$CH_START_TIMEOUT"; }
 elasticsearch_timeout() { echo "$ES_START_TIMEOUT"; }
 kafka_timeout()         { echo "$KAFKA_START_TIMEOUT"; }
 postgres_timeout()      { echo "$PG_START_TIMEOUT"; }
