@@ -40,4 +40,6 @@ type FetchURL struct{ F *fetchurl.Fetcher }
 func (a FetchURL) Tool() llm.Tool { return a.F.Tool() }
 
 // Output implements URLFetcher.
-func (a FetchURL) Output(ctx context.Context, url string) string { return a.F.Fetch(ctx, url).ToolOutput() }
+func (a FetchURL) Output(ctx context.Context, url string) string {
+	return a.F.Fetch(ctx, url).ToolOutput()
+}

@@ -262,12 +262,12 @@ func (s *stageOne) submit(call llm.ToolCall) (string, events.Payload) {
 	}
 	s.seen[text] = true
 	ev.Correction.Text, ev.Correction.Context = text, ctx
+	ev.Disposition = events.DispositionAccepted
 	if err := ev.Validate(); err != nil {
 		ev.Disposition = events.DispositionNotVerbatim
 		ev.Correction = events.CorrectionV1{Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning}
 		return toolStatus("rejected", "The correction is incomplete: "+err.Error()), ev
 	}
-	ev.Disposition = events.DispositionAccepted
 	s.accepted++
 	return toolStatus("accepted", "Recorded; it will be reviewed before publication."), ev
 }
