@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,7 +30,11 @@ func (e *env) keyStore(ctx context.Context, pool *pgxpool.Pool) (*keystore.Store
 	if e.cfg.KeystoreKeys == "" {
 		return nil, nil
 	}
-	ring, err := keystore.ParseKeyRing(e.cfg.KeystoreCurrentKeyID, logging.Secret(e.cfg.KeystoreKeys))
+	current := e.cfg.KeystoreCurrentKeyID
+	if entries := strings.Split(e.cfg.KeystoreKeys, ","); current == "" && len(entries) == 1 {
+		current, _, _ = strings.Cut(entries[0], ":") // the only key seals
+	}
+	ring, err := keystore.ParseKeyRing(current, logging.Secret(e.cfg.KeystoreKeys))
 	if err != nil {
 		return nil, fmt.Errorf("ERRATA_KEYSTORE_KEYS: %w", err)
 	}
