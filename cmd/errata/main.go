@@ -17,6 +17,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/config"
+	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -45,6 +46,7 @@ func run() error {
 		topicsCmd(),
 		configCmd(),
 		healthcheckCmd(),
+		fakeOpenAICmd(),
 		contentCmd(),
 		apikeyCmd(),
 		selectorCmd(),
@@ -117,3 +119,24 @@ func (e *env) producer(ctx context.Context) (*kgo.Client, error) {
 
 // errUnhealthy is returned by healthcheck on a non-2xx answer.
 var errUnhealthy = errors.New("unhealthy")
+
+func fakeOpenAICmd() *cobra.Command {
+	var addr string
+	c := &cobra.Command{
+		Use:   "fake-openai",
+		Short: "Serve a local demonstration stand-in of the OpenAI API (flags the first sentence with a year; checks nothing)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := fakeopenai.Start(addr)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			s.Demo()
+			fmt.Fprintf(cmd.OutOrStdout(), "fake OpenAI API on %s (set OPENAI_BASE_URL=%s for errata worker)\n", s.URL, s.URL)
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:18090", "listen address (loopback only)")
+	return c
+}

@@ -35,7 +35,7 @@ const instanceKey = "sk-test-instance-key-0123456789"
 // the validator's run-state groups and executors, and a scripted fake of
 // the OpenAI API.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	stack    *teststack.Stack
 	fake     *fakeopenai.Server
 	eventLog *investigator.EventLog
@@ -45,7 +45,7 @@ type harness struct {
 	cfg      investigator.Config
 }
 
-func newHarness(t *testing.T, cfg investigator.Config) *harness {
+func newHarness(t testing.TB, cfg investigator.Config) *harness {
 	t.Helper()
 	stack := teststack.Serving(t, teststack.Options{Partitions: 2})
 	fake := fakeopenai.NewForTest(t)
@@ -290,7 +290,7 @@ func correction(text, summary string) tools.Correction {
 		Sources: []tools.Source{{URL: "https://example.org/reference", Title: "Reference", Snippet: "The reference value."}}}
 }
 
-func kafkaEnds(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) map[int32]int64 {
+func kafkaEnds(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) map[int32]int64 {
 	t.Helper()
 	listed, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
 	require.NoError(t, err)
