@@ -55,6 +55,7 @@ test-extension:
 bench: build
 	deploy/local/up
 	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./projections/... ./internal/content/
+	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench Orchestration -benchtime 20x -count 1 ./consumers/investigator/
 
 lint:
 	gofmt -l . | (! grep .)
