@@ -37,6 +37,7 @@ func TestReaderVersionStatus(t *testing.T) {
 			VersionHash: a.VersionHash, ContentHash: a.ContentHash, WordCount: 3,
 		},
 		InvestigationID: events.InvestigationID(a.PostVersionID), InvestigationStatus: serving.InvestigationPending,
+		PendingClaims: []serving.Claim{}, ConfirmedClaims: []serving.Claim{},
 	}, got)
 
 	// The other version of the same post has no investigation of its own.
