@@ -267,3 +267,31 @@ func count(kinds []string, kind string) int {
 func (h *harness) snapshotCount(p post) int {
 	return count(types(h.trail(p.investigationID)), "input_snapshotted")
 }
+
+// At the round cap the model must answer without tools: the last turn is
+// sent with tool_choice "none", and the finish records it.
+func TestRoundCapForcesAFinalAnswer(t *testing.T) {
+	h := newHarness(t, investigator.Config{RoundCap: 2})
+	b := &brain{submit: []tools.Correction{correction(eiffel, "It was completed in 1889.")}, approve: map[string]bool{eiffel: true}}
+	b.install(h.fake)
+	p := h.register("roundcap1", false, body...)
+	h.startWorkers("worker-a")
+	h.request(p, events.RequestSourceInvestigateNow)
+	got := h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	require.Len(t, got.Claims, 1)
+	var stage1 []map[string]any
+	for _, r := range h.fake.RequestsTo(fakeopenai.Responses) {
+		if _, structured := r.JSON()["text"]; !structured {
+			stage1 = append(stage1, r.JSON())
+		}
+	}
+	require.Len(t, stage1, 2)
+	require.NotEqual(t, "none", stage1[0]["tool_choice"])
+	require.Equal(t, "none", stage1[1]["tool_choice"])
+	for _, ev := range h.trail(p.investigationID) {
+		if f, ok := ev.Payload.(*events.InvestigationStageOneFinishedV1); ok {
+			require.True(t, f.ForcedFinal)
+			require.Equal(t, 2, f.Rounds)
+		}
+	}
+}
