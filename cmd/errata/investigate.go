@@ -99,7 +99,9 @@ func newInvestigatorParts(ctx context.Context, e *env) (*investigatorParts, erro
 	if ks != nil {
 		p.keys = ks
 	}
-	client, err := httpsafe.New()
+	// Long enough for the image downloads (30 s, 20 MiB) and fetch_url
+	// (20 s); each sets its own tighter limits per request.
+	client, err := httpsafe.New(httpsafe.WithTimeout(30*time.Second), httpsafe.WithMaxResponseBytes(images.DefaultMaxBytes))
 	if err != nil {
 		p.close()
 		return nil, err
