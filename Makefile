@@ -39,7 +39,7 @@ logs:
 test: build
 	deploy/local/up
 	ERRATA_INTEGRATION=1 $(GO) test $(GOFLAGS) -count=1 -timeout 30m $(PKGS)
-	cd extension && npm ci --no-audit --no-fund && npm test && npm run build
+	cd extension && npm ci --no-audit --no-fund && npm test && npm run build && npm run lint:firefox && npm run e2e
 	@echo "fault tests (they restart the shared Kafka broker, so they run alone):"
 	ERRATA_INTEGRATION=1 ERRATA_FAULT_TESTS=1 $(GO) test $(GOFLAGS) -count=1 -timeout 10m -run 'Restart' ./cmd/errata/
 
@@ -47,9 +47,11 @@ test: build
 test-unit:
 	$(GO) test $(GOFLAGS) -count=1 $(PKGS)
 
-# The browser extension's tests (type-check, vitest) and both builds.
+# The browser extension's tests (type-check, vitest), both builds, web-ext
+# lint, and the end-to-end runs in headless Chromium and Firefox ESR (the
+# browsers are installed from Debian by extension/scripts/install-browsers.sh).
 test-extension:
-	cd extension && npm ci --no-audit --no-fund && npm test && npm run build
+	cd extension && npm ci --no-audit --no-fund && npm test && npm run build && npm run lint:firefox && npm run e2e
 
 # Benchmarks print figures next to raw baselines measured in the same run.
 bench: build

@@ -7,6 +7,7 @@ import { build } from "esbuild";
 import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeIcons } from "./icons.mjs";
 import { buildManifest } from "./manifest.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -14,16 +15,18 @@ const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 
 /** @type {Record<"chrome" | "firefox", { esbuildTarget: string; backgroundFormat: import("esbuild").Format }>} */
 const TARGETS = {
-  chrome: { esbuildTarget: "chrome116", backgroundFormat: "esm" },
-  firefox: { esbuildTarget: "firefox128", backgroundFormat: "iife" },
+  chrome: { esbuildTarget: "chrome121", backgroundFormat: "esm" },
+  firefox: { esbuildTarget: "firefox140", backgroundFormat: "iife" },
 };
 
+/** Files copied as they are: [path under src/, path in the build]. @type {Array<[string, string]>} */
 const STATIC_FILES = [
-  "popup/index.html",
-  "popup/popup.css",
-  "options/index.html",
-  "options/options.css",
-  "ui/common.css",
+  ["content/annotations.css", "annotations.css"],
+  ["popup/index.html", "popup/index.html"],
+  ["popup/popup.css", "popup/popup.css"],
+  ["options/index.html", "options/index.html"],
+  ["options/options.css", "options/options.css"],
+  ["ui/common.css", "ui/common.css"],
 ];
 
 /** @param {keyof typeof TARGETS} name */
@@ -49,10 +52,11 @@ async function buildTarget(name) {
     build({ ...common, entryPoints: ["src/popup/main.ts"], outfile: join(outdir, "popup/main.js"), format: "iife" }),
     build({ ...common, entryPoints: ["src/options/main.ts"], outfile: join(outdir, "options/main.js"), format: "iife" }),
   ]);
-  for (const file of STATIC_FILES) {
-    mkdirSync(dirname(join(outdir, file)), { recursive: true });
-    cpSync(join(root, "src", file), join(outdir, file));
+  for (const [from, to] of STATIC_FILES) {
+    mkdirSync(dirname(join(outdir, to)), { recursive: true });
+    cpSync(join(root, "src", from), join(outdir, to));
   }
+  writeIcons(outdir);
   writeFileSync(join(outdir, "manifest.json"), `${JSON.stringify(buildManifest(name, version), null, 2)}\n`);
 
   const sizes = ["background.js", "content.js", "popup/main.js", "options/main.js"]

@@ -27,7 +27,10 @@ describe("manifest", () => {
       expect(m.version).toBe(version);
       expect([...m.permissions].sort()).toEqual(["activeTab", "alarms", "scripting", "storage", "webNavigation"]);
       expect(m.host_permissions).toEqual(["https://*/*", "http://*/*"]);
-      expect(m.content_scripts).toEqual([{ matches: CONTENT_SCRIPT_MATCHES, js: ["content.js"], run_at: "document_idle" }]);
+      expect(m.content_scripts).toEqual([
+        { matches: CONTENT_SCRIPT_MATCHES, js: ["content.js"], css: ["annotations.css"], run_at: "document_idle" },
+      ]);
+      expect(Object.keys(m.icons)).toEqual(["16", "32", "48", "128"]);
       expect(CONTENT_SCRIPT_MATCHES).toEqual(
         expect.arrayContaining([
           "https://www.lesswrong.com/*",
@@ -43,13 +46,15 @@ describe("manifest", () => {
     });
   }
 
-  it("chrome: module service worker; firefox: background scripts and a gecko id", () => {
+  it("chrome: module service worker (scripts named for Firefox's linter); firefox: background scripts; both a gecko id", () => {
     const chrome = buildManifest("chrome", version);
-    expect(chrome.background).toEqual({ service_worker: "background.js", type: "module" });
-    expect(chrome).not.toHaveProperty("browser_specific_settings");
+    expect(chrome.background).toEqual({ service_worker: "background.js", scripts: ["background.js"], type: "module" });
+    expect(chrome).toMatchObject({ browser_specific_settings: { gecko: { id: GECKO_ID } } });
     const firefox = buildManifest("firefox", version);
     expect(firefox.background).toEqual({ scripts: ["background.js"] });
-    expect(firefox).toMatchObject({ browser_specific_settings: { gecko: { id: GECKO_ID } } });
+    expect(firefox).toMatchObject({
+      browser_specific_settings: { gecko: { id: GECKO_ID, data_collection_permissions: { required: expect.any(Array) } } },
+    });
     expect(GECKO_ID).toMatch(/^[a-zA-Z0-9-._]*@[a-zA-Z0-9-._]+$/);
   });
 });

@@ -1,34 +1,23 @@
-// Background worker: receives what content scripts read, runs the view path
-// against the API, keeps per-tab state for the popup and the toolbar badge,
-// and injects the content script into Substack posts on custom domains.
+// Background worker: wires the controller to the browser. Receives what
+// content scripts read, runs the view path and investigations against the
+// API, keeps per-tab state for the popup and the toolbar badge, and injects
+// the content script into Substack posts on custom domains.
+//
+// Everything that must outlive a stopped MV3 service worker is in
+// storage.session; listeners are registered synchronously at start-up so the
+// events that wake the worker are delivered.
 
 import { isContentMessage, isPopupMessage, MESSAGE_PROTOCOL_VERSION } from "../lib/messages";
-import type { BackgroundMessage, ContentMessage, GetTabStateResponse } from "../lib/messages";
+import type { GetTabStateResponse } from "../lib/messages";
 import { loadSettings } from "../lib/settings";
 import { badgeFor, type TabState } from "../lib/tab-state";
 import { ApiClient } from "./api-client";
+import { BackgroundController, POLL_ALARM } from "./controller";
+import { sessionStore } from "./storage";
 import { probeSubstackCustomDomain } from "./substack-injection";
 import { TabStore } from "./tab-store";
-import { runViewPath } from "./view-path";
 
-const tabs = new TabStore();
-/** The latest view-path run per tab; answers of older runs are dropped. */
-const runs = new Map<number, number>();
-let runCounter = 0;
-
-async function apiClient(): Promise<ApiClient> {
-  const settings = await loadSettings();
-  return new ApiClient({
-    baseUrl: settings.apiBaseUrl,
-    extensionVersion: chrome.runtime.getManifest().version,
-    apiKey: settings.apiKey,
-    openaiApiKey: settings.openaiApiKey,
-    hmacSecret: settings.hmacSecret,
-  });
-}
-
-async function showState(tabId: number, state: TabState): Promise<void> {
-  await tabs.set(tabId, state);
+async function showBadge(tabId: number, state: TabState): Promise<void> {
   const badge = badgeFor(state);
   try {
     await chrome.action.setBadgeText({ tabId, text: badge.text });
@@ -39,68 +28,78 @@ async function showState(tabId: number, state: TabState): Promise<void> {
   }
 }
 
-async function handleContentMessage(tabId: number, message: ContentMessage): Promise<void> {
-  const run = ++runCounter;
-  runs.set(tabId, run);
-  switch (message.type) {
-    case "PAGE_SKIPPED":
-      await showState(tabId, { kind: "skipped", platform: message.platform, url: message.url, reason: message.reason });
-      return;
-    case "PAGE_UNAVAILABLE":
-      await showState(tabId, {
-        kind: "unavailable",
-        platform: message.platform,
-        url: message.url,
-        reason: message.reason,
-      });
-      return;
-    case "PAGE_CONTENT": {
-      const { content } = message;
-      await showState(tabId, {
-        kind: "registering",
-        platform: content.platform,
-        url: content.url,
-        externalId: content.externalId,
-      });
-      const state = await runViewPath(await apiClient(), content);
-      if (runs.get(tabId) === run) await showState(tabId, state);
-      return;
-    }
-  }
-}
+const store = sessionStore();
+const controller = new BackgroundController({
+  async api() {
+    const settings = await loadSettings();
+    return new ApiClient({
+      baseUrl: settings.apiBaseUrl,
+      extensionVersion: chrome.runtime.getManifest().version,
+      apiKey: settings.apiKey,
+      openaiApiKey: settings.openaiApiKey,
+      hmacSecret: settings.hmacSecret,
+    });
+  },
+  settings: loadSettings,
+  tabs: new TabStore(store),
+  store,
+  alarms: {
+    async start(name) {
+      // 30 s is the shortest period Chrome honours; it only matters after the worker was stopped.
+      if ((await chrome.alarms.get(name)) === undefined) await chrome.alarms.create(name, { periodInMinutes: 0.5 });
+    },
+    async stop(name) {
+      await chrome.alarms.clear(name);
+    },
+  },
+  timers: {
+    set: (fn, ms) => setTimeout(fn, ms),
+    clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  },
+  now: () => Date.now(),
+  showBadge,
+  async sendToTab(tabId, message) {
+    await chrome.tabs.sendMessage(tabId, message, { frameId: 0 });
+  },
+});
 
 chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse) => {
   if (isContentMessage(message)) {
     const tabId = sender.tab?.id;
-    if (tabId !== undefined && sender.frameId === 0) void handleContentMessage(tabId, message);
+    if (tabId !== undefined && sender.frameId === 0) void controller.onContentMessage(tabId, message);
     return false;
   }
   if (isPopupMessage(message)) {
-    void tabs.get(message.tabId).then((state) => {
-      const response: GetTabStateResponse = { v: MESSAGE_PROTOCOL_VERSION, state };
+    const answer = async (): Promise<void> => {
+      if (message.type === "INVESTIGATE_NOW") void controller.investigate(message.tabId, { auto: false });
+      if (message.type === "RECHECK") void controller.recheck(message.tabId);
+      const response: GetTabStateResponse = { v: MESSAGE_PROTOCOL_VERSION, state: await controller.getState(message.tabId) };
       sendResponse(response);
-    });
+    };
+    void answer();
     return true; // answered asynchronously
   }
   return false;
 });
 
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === POLL_ALARM) void controller.resumePolls();
+});
+
 // A new document in the tab: what was known about the previous page is gone.
 chrome.webNavigation.onCommitted.addListener((details) => {
   if (details.frameId !== 0) return;
-  runs.delete(details.tabId);
-  void showState(details.tabId, { kind: "idle" });
+  void controller.onNavigated(details.tabId);
 });
 
 // Client-side navigation (X, LessWrong): ask the content script to read the page again.
 chrome.webNavigation.onHistoryStateUpdated.addListener((details) => {
   if (details.frameId !== 0) return;
-  runs.delete(details.tabId);
-  void showState(details.tabId, { kind: "idle" });
-  const rescan: BackgroundMessage = { v: MESSAGE_PROTOCOL_VERSION, type: "RESCAN" };
-  chrome.tabs.sendMessage(details.tabId, rescan, { frameId: 0 }).catch(() => {
-    // No content script on this page.
-  });
+  void controller.onNavigated(details.tabId).then(() =>
+    chrome.tabs.sendMessage(details.tabId, { v: MESSAGE_PROTOCOL_VERSION, type: "RESCAN" }, { frameId: 0 }).catch(() => {
+      // No content script on this page.
+    }),
+  );
 });
 
 // Substack publications on their own domains cannot be listed in the manifest.
@@ -110,6 +109,8 @@ chrome.webNavigation.onCompleted.addListener((details) => {
 });
 
 chrome.tabs.onRemoved.addListener((tabId) => {
-  runs.delete(tabId);
-  void tabs.delete(tabId);
+  void controller.onTabRemoved(tabId);
 });
+
+// The worker was (re)started: pick up polls a stopped worker left behind.
+void controller.resumePolls();

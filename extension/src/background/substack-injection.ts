@@ -1,11 +1,12 @@
 // Substack posts on custom domains (spec 3.11): after a /p/{slug} page loads
 // on a host the manifest's declarative rules do not cover, look for
 // Substack's CDN fingerprint in the page and, when present, inject the same
-// content script the declarative rules use.
+// content script and annotation CSS the declarative rules use.
 
 import { substackSlugOf } from "../lib/substack-url";
 
 export const CONTENT_SCRIPT_FILE = "content.js";
+export const ANNOTATIONS_CSS_FILE = "annotations.css";
 
 /** Hosts whose pages already get the content script from the manifest (or are never Substack). */
 function declarativelyCovered(hostname: string): boolean {
@@ -44,6 +45,7 @@ export async function probeSubstackCustomDomain(tabId: number, url: string): Pro
       func: pageHasSubstackFingerprint,
     });
     if (probe?.result !== true) return;
+    await chrome.scripting.insertCSS({ target: { tabId, frameIds: [0] }, files: [ANNOTATIONS_CSS_FILE] });
     await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: [CONTENT_SCRIPT_FILE] });
   } catch {
     // The page went away, or the browser does not allow scripting it (e.g. a store page).

@@ -4,26 +4,10 @@
 import type { PlatformContent } from "../lib/platform";
 import { buildRegisterInput } from "../lib/platform";
 import type { TabState } from "../lib/tab-state";
-import {
-  type ApiClient,
-  ApiClientError,
-  ApiError,
-  ApiNetworkError,
-  ApiResponseError,
-  RequestTooLargeError,
-  UpgradeRequiredError,
-} from "./api-client";
+import { type ApiClient, UpgradeRequiredError } from "./api-client";
+import { describeFailure } from "./errors";
 
 export type ViewPathApi = Pick<ApiClient, "registerObservedVersion" | "recordViewAndGetStatus">;
-
-function describeFailure(error: unknown): string {
-  if (error instanceof ApiNetworkError) return "the Errata server cannot be reached";
-  if (error instanceof RequestTooLargeError) return "this post is too large to send";
-  if (error instanceof ApiError) return `the server refused the request (${error.codeName})`;
-  if (error instanceof ApiResponseError) return "the server's answer was not understood";
-  if (error instanceof ApiClientError) return error.message;
-  return "unexpected error";
-}
 
 export async function runViewPath(api: ViewPathApi, content: PlatformContent): Promise<TabState> {
   const post = { platform: content.platform, url: content.url };

@@ -1,10 +1,12 @@
 // Content script: finds the platform adapter for the page, waits until the
 // post is readable, and reports it (or why it is skipped) to the background
-// worker. Nothing is sent to the API from here.
+// worker; then draws the claims the background sends back. Nothing is sent
+// to the API from here.
 
-import { isBackgroundMessage, MESSAGE_PROTOCOL_VERSION, type ContentMessage } from "../lib/messages";
+import { isBackgroundMessage, MESSAGE_PROTOCOL_VERSION, type BackgroundMessage, type ContentMessage } from "../lib/messages";
 import { skipReasonFor } from "../lib/skip";
 import { selectAdapter, type AdapterNotReadyReason, type PlatformAdapter } from "./adapters";
+import { Annotator } from "./annotate/annotator";
 
 /** How long a page may keep rendering before the content script gives up. */
 const GIVE_UP_AFTER_MS = 20_000;
@@ -87,21 +89,52 @@ class PageSession {
 }
 
 let session: PageSession | null = null;
+let annotator: Annotator | null = null;
+let pageUrl = "";
 
 function scan(): void {
   session?.stop();
   session = null;
+  annotator?.clear();
+  annotator = null;
   const url = location.href;
+  pageUrl = url;
   const adapter = selectAdapter(url, document);
   if (adapter === null) return;
+  annotator = new Annotator(adapter, document, {
+    report(anchored, unanchored) {
+      send({ v: MESSAGE_PROTOCOL_VERSION, type: "CLAIMS_ANCHORED", url, anchored, unanchored });
+    },
+  });
   session = new PageSession(adapter, url);
   session.start();
 }
 
+/** Handles a message from the background worker or the popup; the return value answers FOCUS_CLAIM. */
+function handle(message: BackgroundMessage): boolean {
+  switch (message.type) {
+    case "RESCAN":
+      scan();
+      return true;
+    case "SHOW_CLAIMS":
+      // Claims for a page this document no longer shows (the URL changed meanwhile) are dropped.
+      if (message.url !== pageUrl) return false;
+      annotator?.setClaims(message.claims, message.visible);
+      return true;
+    case "SET_VISIBILITY":
+      annotator?.setVisible(message.visible);
+      return true;
+    case "FOCUS_CLAIM":
+      return annotator?.focus(message.claimId) ?? false;
+  }
+}
+
 if (globalThis.__errataContentScript !== true) {
   globalThis.__errataContentScript = true;
-  chrome.runtime.onMessage.addListener((message: unknown) => {
-    if (isBackgroundMessage(message)) scan();
+  chrome.runtime.onMessage.addListener((message: unknown, _sender: unknown, sendResponse: (response: unknown) => void) => {
+    if (!isBackgroundMessage(message)) return false;
+    const result = handle(message);
+    if (message.type === "FOCUS_CLAIM") sendResponse({ v: MESSAGE_PROTOCOL_VERSION, found: result });
     return false;
   });
   scan();

@@ -54,6 +54,10 @@ interface WalkHooks {
    * filtered out) with the raw text gathered before it.
    */
   onElement?(element: Element, rawBefore: string): void;
+  /** Called for each text node whose data is appended. */
+  onText?(text: Text): void;
+  /** Called for each separator space (entering or leaving a block element). */
+  onSeparator?(): void;
 }
 
 /**
@@ -74,11 +78,13 @@ function walkText(nodes: readonly Node[], filter: TextFilter | undefined, hooks:
     if (frame === undefined) break;
     if (frame === CLOSE_SEPARATOR) {
       raw += " ";
+      hooks.onSeparator?.();
       continue;
     }
     if (frame.nodeType === TEXT_NODE) {
       if (filter?.skip(frame) === true) continue;
       raw += (frame as Text).data;
+      hooks.onText?.(frame as Text);
       continue;
     }
     if (frame.nodeType !== ELEMENT_NODE) continue; // comments, processing instructions
@@ -89,6 +95,7 @@ function walkText(nodes: readonly Node[], filter: TextFilter | undefined, hooks:
     hooks.onElement?.(element, raw);
     if (CONTENT_BLOCK_SEPARATOR_TAGS.has(name)) {
       raw += " ";
+      hooks.onSeparator?.();
       stack.push(CLOSE_SEPARATOR);
     }
     // <template> contents live in a separate fragment, never in childNodes,
@@ -102,6 +109,23 @@ function walkText(nodes: readonly Node[], filter: TextFilter | undefined, hooks:
   return raw;
 }
 
+
+/** A separator space in the sequence of text pieces. */
+export const SEPARATOR = null;
+
+/**
+ * The text pieces of a subtree in document order, under exactly the rules
+ * that make its canonical text: text nodes, and SEPARATOR (null) for each
+ * block boundary. Annotations map claim text back to DOM positions with it.
+ */
+export function textPieces(root: Node, filter?: TextFilter): Array<Text | null> {
+  const pieces: Array<Text | null> = [];
+  walkText([root], filter, {
+    onText: (text) => pieces.push(text),
+    onSeparator: () => pieces.push(SEPARATOR),
+  });
+  return pieces;
+}
 
 /** Raw text of nodes before normalization (exported for tests and annotators). */
 export function extractRawText(nodes: readonly Node[], filter?: TextFilter): string {

@@ -3,6 +3,7 @@
 // updating extension can tell.
 
 import type { AdapterNotReadyReason } from "../content/adapters/model";
+import type { Claim } from "./api-types";
 import type { Platform, PlatformContent } from "./platform";
 import type { SkipReason } from "./skip";
 import type { TabState } from "./tab-state";
@@ -15,12 +16,27 @@ export type ContentMessage =
   /** A supported page that must not be sent (spec 3.8 skip reasons). */
   | { v: 1; type: "PAGE_SKIPPED"; platform: Platform; url: string; reason: SkipReason }
   /** The page never became readable before the content script gave up. */
-  | { v: 1; type: "PAGE_UNAVAILABLE"; platform: Platform; url: string; reason: AdapterNotReadyReason };
+  | { v: 1; type: "PAGE_UNAVAILABLE"; platform: Platform; url: string; reason: AdapterNotReadyReason }
+  /** Which of the drawn claims could be placed on the page (ids), after each anchoring pass. */
+  | { v: 1; type: "CLAIMS_ANCHORED"; url: string; anchored: string[]; unanchored: string[] };
 
-export type PopupMessage = { v: 1; type: "GET_TAB_STATE"; tabId: number };
+export type PopupMessage =
+  | { v: 1; type: "GET_TAB_STATE"; tabId: number }
+  /** The user pressed Investigate Now (or Retry after a failure). */
+  | { v: 1; type: "INVESTIGATE_NOW"; tabId: number }
+  /** Read the page again and ask the server afresh (after an error, or to refresh a running investigation). */
+  | { v: 1; type: "RECHECK"; tabId: number };
 
-/** Background to content script: the page changed without a reload (SPA navigation); read it again. */
-export type BackgroundMessage = { v: 1; type: "RESCAN" };
+/** Background or popup to content script. */
+export type BackgroundMessage =
+  /** The page changed without a reload (SPA navigation); read it again. */
+  | { v: 1; type: "RESCAN" }
+  /** Draw these claims (an empty list removes every annotation). */
+  | { v: 1; type: "SHOW_CLAIMS"; url: string; claims: Claim[]; visible: boolean }
+  /** Show or hide the annotations without forgetting them. */
+  | { v: 1; type: "SET_VISIBILITY"; visible: boolean }
+  /** Scroll to a claim and open its details. */
+  | { v: 1; type: "FOCUS_CLAIM"; claimId: string };
 
 export type GetTabStateResponse = { v: 1; state: TabState };
 
@@ -28,7 +44,9 @@ function hasType(message: unknown): message is { v: unknown; type: unknown } {
   return typeof message === "object" && message !== null && "v" in message && "type" in message;
 }
 
-const CONTENT_TYPES = new Set(["PAGE_CONTENT", "PAGE_SKIPPED", "PAGE_UNAVAILABLE"]);
+const CONTENT_TYPES = new Set(["PAGE_CONTENT", "PAGE_SKIPPED", "PAGE_UNAVAILABLE", "CLAIMS_ANCHORED"]);
+const POPUP_TYPES = new Set(["GET_TAB_STATE", "INVESTIGATE_NOW", "RECHECK"]);
+const BACKGROUND_TYPES = new Set(["RESCAN", "SHOW_CLAIMS", "SET_VISIBILITY", "FOCUS_CLAIM"]);
 
 export function isContentMessage(message: unknown): message is ContentMessage {
   return hasType(message) && message.v === MESSAGE_PROTOCOL_VERSION && CONTENT_TYPES.has(String(message.type));
@@ -38,11 +56,24 @@ export function isPopupMessage(message: unknown): message is PopupMessage {
   return (
     hasType(message) &&
     message.v === MESSAGE_PROTOCOL_VERSION &&
-    message.type === "GET_TAB_STATE" &&
+    POPUP_TYPES.has(String(message.type)) &&
     typeof (message as { tabId?: unknown }).tabId === "number"
   );
 }
 
 export function isBackgroundMessage(message: unknown): message is BackgroundMessage {
-  return hasType(message) && message.v === MESSAGE_PROTOCOL_VERSION && message.type === "RESCAN";
+  if (!hasType(message) || message.v !== MESSAGE_PROTOCOL_VERSION || !BACKGROUND_TYPES.has(String(message.type))) {
+    return false;
+  }
+  const m = message as Record<string, unknown>;
+  switch (m["type"]) {
+    case "SHOW_CLAIMS":
+      return Array.isArray(m["claims"]) && typeof m["visible"] === "boolean" && typeof m["url"] === "string";
+    case "SET_VISIBILITY":
+      return typeof m["visible"] === "boolean";
+    case "FOCUS_CLAIM":
+      return typeof m["claimId"] === "string";
+    default:
+      return true;
+  }
 }

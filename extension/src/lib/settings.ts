@@ -13,6 +13,8 @@ export interface Settings {
   hmacSecret: string;
   /** Request an investigation automatically when a post has none (needs an OpenAI key). */
   autoInvestigate: boolean;
+  /** Draw the annotations on pages (the popup's "Show highlights"). */
+  showHighlights: boolean;
 }
 
 export const DEFAULT_API_BASE_URL = "http://127.0.0.1:8080";
@@ -23,6 +25,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = {
   openaiApiKey: "",
   hmacSecret: "",
   autoInvestigate: false,
+  showHighlights: true,
 };
 
 const STORAGE_KEY = "settings";
@@ -54,6 +57,7 @@ export function parseSettings(stored: unknown): Settings {
     openaiApiKey: text("openaiApiKey") ?? "",
     hmacSecret: text("hmacSecret") ?? "",
     autoInvestigate: raw["autoInvestigate"] === true,
+    showHighlights: raw["showHighlights"] !== false,
   };
 }
 
@@ -66,6 +70,16 @@ export async function saveSettings(settings: Settings): Promise<Settings> {
   const clean = parseSettings(settings);
   await chrome.storage.local.set({ [STORAGE_KEY]: clean });
   return clean;
+}
+
+/** Whether Investigate Now can be authorized: an instance key or the user's own OpenAI key. */
+export function hasInvestigationCredentials(settings: Settings): boolean {
+  return settings.apiKey.length > 0 || settings.openaiApiKey.length > 0;
+}
+
+/** Whether a post without an investigation is to be investigated without asking (spec 2.6, auto-investigate). */
+export function shouldAutoInvestigate(settings: Settings): boolean {
+  return settings.autoInvestigate && settings.openaiApiKey.length > 0;
 }
 
 export function onSettingsChanged(listener: (settings: Settings) => void): void {

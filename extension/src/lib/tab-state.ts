@@ -2,13 +2,51 @@
 // worker records it and the popup shows it.
 
 import type { AdapterNotReadyReason } from "../content/adapters/model";
-import type { Provenance, ViewStatus } from "./api-types";
+import type { Claim, Provenance, ViewStatus } from "./api-types";
 import type { Platform } from "./platform";
 import type { SkipReason } from "./skip";
 
 interface PostRef {
   platform: Platform;
   url: string;
+  /** A short human name of the post (title, or @handle on X), when the page gave one. */
+  title?: string;
+}
+
+/** The investigation failed (getInvestigation or investigateNow said so). */
+export interface FailedStatus {
+  investigationState: "FAILED";
+  provenance: Provenance;
+}
+
+/** The status of the version on the page: the view path's answer, then whatever polling learned. */
+export type PostStatus = ViewStatus | FailedStatus;
+
+/** Which claims of a completed investigation the content script could place on the page. */
+export interface Anchoring {
+  anchored: string[];
+  unanchored: string[];
+}
+
+export interface StatusState extends PostRef {
+  kind: "status";
+  externalId: string;
+  postVersionId: string;
+  versionHash: string;
+  provenance: Provenance;
+  status: PostStatus;
+  /** Set once investigateNow answered (or a cached id for this version was found). */
+  investigationId?: string;
+  /** When the server last looked at the investigation (getInvestigation's checkedAt). */
+  checkedAt?: string;
+  /** investigateNow is in flight (a click or auto-investigate). */
+  requesting?: boolean;
+  /** The last Investigate Now or polling attempt went wrong; worded for the user. */
+  requestError?: string;
+  /** The investigation was requested automatically (user key + auto-investigate). */
+  autoInvestigated?: boolean;
+  /** Reported by the content script once it has tried to anchor the claims. */
+  anchoring?: Anchoring;
 }
 
 export type TabState =
@@ -17,14 +55,7 @@ export type TabState =
   | (PostRef & { kind: "skipped"; reason: SkipReason })
   | (PostRef & { kind: "unavailable"; reason: AdapterNotReadyReason })
   | (PostRef & { kind: "registering"; externalId: string })
-  | (PostRef & {
-      kind: "status";
-      externalId: string;
-      postVersionId: string;
-      versionHash: string;
-      provenance: Provenance;
-      status: ViewStatus;
-    })
+  | StatusState
   | (PostRef & {
       kind: "error";
       /** What failed, worded for the user. */
@@ -32,6 +63,11 @@ export type TabState =
       /** Set when the server refuses this extension version. */
       upgradeRequired?: { minimumVersion?: string };
     });
+
+/** The claims drawn on the page for a state: only a completed investigation's (CONTRACT.md). */
+export function claimsToDraw(state: TabState): Claim[] {
+  return state.kind === "status" && state.status.investigationState === "INVESTIGATED" ? state.status.claims : [];
+}
 
 export interface Badge {
   text: string;
@@ -42,6 +78,7 @@ export interface Badge {
 const RED = "#b3261e";
 const GREY = "#5f6368";
 const GREEN = "#1e7b34";
+const AMBER = "#9a5b00";
 
 const SKIP_TITLES: Record<SkipReason, string> = {
   has_video: "Skipped: posts with video or audio are not checked",
@@ -69,9 +106,13 @@ export function badgeFor(state: TabState): Badge {
     case "status":
       switch (state.status.investigationState) {
         case "NOT_INVESTIGATED":
-          return { text: "", color: GREY, title: "Errata: not investigated yet" };
+          return state.requesting === true
+            ? { text: "…", color: GREY, title: "Errata: requesting an investigation" }
+            : { text: "", color: GREY, title: "Errata: not investigated yet" };
         case "INVESTIGATING":
           return { text: "…", color: GREY, title: "Errata: investigation in progress" };
+        case "FAILED":
+          return { text: "×", color: AMBER, title: "Errata: the investigation failed" };
         case "INVESTIGATED": {
           const n = state.status.claims.length;
           return n === 0

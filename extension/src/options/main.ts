@@ -1,7 +1,7 @@
 // Options page: edits the settings and tests them against the server
 // (GET /health, then validateSettings with the keys as typed).
 
-import { ApiClient, ApiError, ApiNetworkError } from "../background/api-client";
+import { ApiClient, ApiError, ApiNetworkError, UpgradeRequiredError } from "../background/api-client";
 import type { ValidateSettingsOutput } from "../lib/api-types";
 import { apiBaseUrlProblem, loadSettings, saveSettings, type Settings } from "../lib/settings";
 
@@ -11,8 +11,12 @@ function input(id: string): HTMLInputElement {
   return node;
 }
 
+/** Settings not on this page (the popup's highlight toggle) are kept as loaded. */
+let loaded: Settings | null = null;
+
 function readForm(): Settings {
   return {
+    showHighlights: loaded?.showHighlights ?? true,
     apiBaseUrl: input("apiBaseUrl").value.trim(),
     apiKey: input("apiKey").value.trim(),
     openaiApiKey: input("openaiApiKey").value.trim(),
@@ -22,6 +26,7 @@ function readForm(): Settings {
 }
 
 function fillForm(settings: Settings): void {
+  loaded = settings;
   input("apiBaseUrl").value = settings.apiBaseUrl;
   input("apiKey").value = settings.apiKey;
   input("openaiApiKey").value = settings.openaiApiKey;
@@ -48,6 +53,10 @@ function describeOpenAiKey(result: ValidateSettingsOutput): HTMLLIElement {
 }
 
 function describeError(error: unknown): string {
+  if (error instanceof UpgradeRequiredError) {
+    const minimum = error.minimumSupportedExtensionVersion;
+    return `this extension version is too old for the server${minimum === undefined ? "" : ` (it needs ${minimum} or later)`}`;
+  }
   if (error instanceof ApiNetworkError) return "cannot reach the server at this URL";
   if (error instanceof ApiError) return `the server refused the request: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
@@ -58,11 +67,22 @@ async function testConnection(): Promise<void> {
   if (results === null) return;
   const list = document.createElement("ul");
   results.replaceChildren(list);
+  results.dataset["status"] = "running";
+  try {
+    results.dataset["status"] = (await runConnectionTest(list)) ? "ok" : "failed";
+  } catch (error: unknown) {
+    list.append(line(`Unexpected error: ${describeError(error)}.`, "bad"));
+    results.dataset["status"] = "failed";
+  }
+}
+
+/** Appends one line per check; true when the server is healthy and answered validateSettings. */
+async function runConnectionTest(list: HTMLUListElement): Promise<boolean> {
   const settings = readForm();
   const problem = apiBaseUrlProblem(settings.apiBaseUrl);
   if (problem !== null) {
     list.append(line(`API server URL: ${problem}.`, "bad"));
-    return;
+    return false;
   }
   const api = new ApiClient({
     baseUrl: settings.apiBaseUrl,
@@ -76,7 +96,7 @@ async function testConnection(): Promise<void> {
     list.append(line("Server: reachable and healthy.", "good"));
   } catch (error: unknown) {
     list.append(line(`Server: ${describeError(error)}.`, "bad"));
-    return;
+    return false;
   }
   try {
     const result = await api.validateSettings();
@@ -88,9 +108,27 @@ async function testConnection(): Promise<void> {
           : line("Instance API key: not accepted by this server.", "bad"),
       describeOpenAiKey(result),
     );
+    return true;
   } catch (error: unknown) {
     list.append(line(`Settings check: ${describeError(error)}.`, "bad"));
+    return false;
   }
+}
+
+const ALL_SITES = ["https://*/*", "http://*/*"];
+
+/** Firefox treats MV3 host permissions as optional: offer to grant them when they are missing. */
+async function offerSiteAccess(): Promise<void> {
+  const section = document.getElementById("site-access");
+  const grant = document.getElementById("grant-access");
+  if (section === null || grant === null || chrome.permissions === undefined) return;
+  const granted = await chrome.permissions.contains({ origins: ALL_SITES }).catch(() => true);
+  section.hidden = granted;
+  grant.addEventListener("click", () => {
+    void chrome.permissions.request({ origins: ALL_SITES }).then((ok) => {
+      section.hidden = ok;
+    });
+  });
 }
 
 async function main(): Promise<void> {
@@ -114,6 +152,7 @@ async function main(): Promise<void> {
     });
   });
   document.getElementById("test")?.addEventListener("click", () => void testConnection());
+  await offerSiteAccess();
 }
 
 void main();

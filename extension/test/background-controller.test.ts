@@ -1,0 +1,364 @@
+// The background controller with an in-memory storage, fake timers and a
+// real ApiClient over a fake fetch: Investigate Now, polling every 5 s,
+// recovery after the service worker is stopped, auto-investigate, and where
+// the user's OpenAI key is (and is not) sent.
+
+import { describe, expect, it } from "vitest";
+import { ApiClient } from "../src/background/api-client";
+import { BackgroundController, POLL_ALARM, POLL_INTERVAL_MS, type Timers } from "../src/background/controller";
+import { MemoryStore } from "../src/background/storage";
+import { TabStore } from "../src/background/tab-store";
+import type { BackgroundMessage, ContentMessage } from "../src/lib/messages";
+import type { PlatformContent } from "../src/lib/platform";
+import { DEFAULT_SETTINGS, type Settings } from "../src/lib/settings";
+import { badgeFor, type TabState } from "../src/lib/tab-state";
+
+const TAB = 7;
+const HASH = "cd".repeat(32);
+const CONTENT: PlatformContent = {
+  platform: "X",
+  externalId: "42",
+  url: "https://x.com/ada_l/status/42",
+  contentText: "Water boils at 90 degrees at sea level.",
+  mediaState: "text_only",
+  imageUrls: [],
+  imageOccurrences: [],
+  metadata: { authorHandle: "ada_l", authorDisplayName: null, text: "Water boils at 90 degrees at sea level.", mediaUrls: [] },
+};
+const PAGE: ContentMessage = { v: 1, type: "PAGE_CONTENT", content: CONTENT };
+const CLAIM = {
+  id: "claim-1",
+  text: "Water boils at 90 degrees at sea level.",
+  context: "Water boils at 90 degrees at sea level.",
+  summary: "It boils at 100 °C at sea level.",
+  reasoning: "Standard pressure boiling point is **100 °C**.",
+  sources: [{ url: "https://example.org/boiling", title: "Boiling point", snippet: "100 °C" }],
+};
+
+type Answer = { status: number; body: unknown } | Error;
+interface Request {
+  procedure: string;
+  method: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A scripted API: answers per procedure, in order; the last answer repeats. */
+class FakeServer {
+  readonly requests: Request[] = [];
+  private readonly answers = new Map<string, Answer[]>();
+
+  on(procedure: string, ...answers: Answer[]): this {
+    this.answers.set(procedure, answers);
+    return this;
+  }
+
+  readonly fetch = async (url: string, init: RequestInit): Promise<Response> => {
+    const procedure = new URL(url).pathname.replace("/trpc/post.", "");
+    this.requests.push({
+      procedure,
+      method: init.method ?? "GET",
+      headers: { ...(init.headers as Record<string, string>) },
+      body: typeof init.body === "string" ? JSON.parse(init.body) : undefined,
+    });
+    const queue = this.answers.get(procedure) ?? [];
+    const answer = queue.length > 1 ? queue.shift() : queue[0];
+    if (answer === undefined) throw new Error(`no answer scripted for ${procedure}`);
+    if (answer instanceof Error) throw answer;
+    return new Response(JSON.stringify(answer.body), { status: answer.status });
+  };
+
+  calls(procedure: string): Request[] {
+    return this.requests.filter((r) => r.procedure === procedure);
+  }
+}
+
+const ok = (data: unknown): Answer => ({ status: 200, body: { result: { data } } });
+const registered = ok({ platform: "X", externalId: "42", versionHash: HASH, postVersionId: "pv-1", provenance: "CLIENT_FALLBACK" });
+const notInvestigated = ok({ investigationState: "NOT_INVESTIGATED", priorInvestigationResult: null });
+const investigating = (pending: unknown[] = [], confirmed: unknown[] = []) =>
+  ok({
+    investigationState: "INVESTIGATING",
+    status: "PROCESSING",
+    provenance: "CLIENT_FALLBACK",
+    pendingClaims: pending,
+    confirmedClaims: confirmed,
+    priorInvestigationResult: null,
+  });
+const investigated = ok({ investigationState: "INVESTIGATED", provenance: "CLIENT_FALLBACK", claims: [CLAIM], checkedAt: "2026-01-02T03:04:05Z" });
+const pendingNow = ok({ investigationId: "inv-1", status: "PENDING", provenance: "CLIENT_FALLBACK" });
+const error = (httpStatus: number, code: number, name: string, extra: Record<string, unknown> = {}): Answer => ({
+  status: httpStatus,
+  body: { error: { message: name, code, data: { code: name, httpStatus, path: "post.x", ...extra } } },
+});
+
+/** Manual timers: run the due ones by advancing the clock. */
+class Clock implements Timers {
+  now = 1_000_000;
+  private seq = 0;
+  private readonly pending = new Map<number, { at: number; fn: () => void }>();
+
+  set(fn: () => void, ms: number): unknown {
+    const id = ++this.seq;
+    this.pending.set(id, { at: this.now + ms, fn });
+    return id;
+  }
+
+  clear(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+
+  get scheduled(): number[] {
+    return [...this.pending.values()].map((p) => p.at - this.now).sort((a, b) => a - b);
+  }
+
+  /** Advances time, firing due timers in order, and lets their promises settle. */
+  async advance(ms: number): Promise<void> {
+    const until = this.now + ms;
+    for (;;) {
+      const next = [...this.pending.entries()].filter(([, p]) => p.at <= until).sort((a, b) => a[1].at - b[1].at)[0];
+      if (next === undefined) break;
+      this.pending.delete(next[0]);
+      this.now = next[1].at;
+      next[1].fn();
+      await settle();
+    }
+    this.now = until;
+    await settle();
+  }
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 30; i += 1) await new Promise((r) => setImmediate(r));
+}
+
+function harness(server: FakeServer, settings: Partial<Settings> = {}, shared?: { store: MemoryStore; clock: Clock }) {
+  const store = shared?.store ?? new MemoryStore();
+  const clock = shared?.clock ?? new Clock();
+  const sent: BackgroundMessage[] = [];
+  const badges: string[] = [];
+  const alarms = new Set<string>();
+  const config = { ...DEFAULT_SETTINGS, ...settings };
+  const controller = new BackgroundController({
+    api: async () =>
+      new ApiClient({
+        baseUrl: "http://127.0.0.1:8080",
+        extensionVersion: "0.5.0",
+        apiKey: config.apiKey,
+        openaiApiKey: config.openaiApiKey,
+        fetch: server.fetch,
+      }),
+    settings: async () => config,
+    tabs: new TabStore(store),
+    store,
+    alarms: {
+      start: async (name) => void alarms.add(name),
+      stop: async (name) => void alarms.delete(name),
+    },
+    timers: clock,
+    now: () => clock.now,
+    showBadge: async (_tab, state) => void badges.push(badgeFor(state).text),
+    sendToTab: async (_tab, message) => void sent.push(message),
+  });
+  return { controller, store, clock, sent, badges, alarms };
+}
+
+async function stateOf(h: ReturnType<typeof harness>): Promise<TabState> {
+  return h.controller.getState(TAB);
+}
+
+describe("Investigate Now and polling", () => {
+  it("requests, polls every 5 s with live claims, stops when done, and draws the claims", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on("investigateNow", pendingNow)
+      .on("getInvestigation", investigating([{ ...CLAIM, id: undefined }].map(({ id: _id, ...c }) => c)), investigated);
+    const h = harness(server, { apiKey: "instance-key", openaiApiKey: "sk-user" });
+    await h.controller.onContentMessage(TAB, PAGE);
+    expect(await stateOf(h)).toMatchObject({ kind: "status", title: "@ada_l", status: { investigationState: "NOT_INVESTIGATED" } });
+    expect(server.calls("investigateNow")).toHaveLength(0); // auto-investigate is off
+
+    await h.controller.investigate(TAB, { auto: false });
+    expect(server.calls("investigateNow")[0]?.body).toEqual({ postVersionId: "pv-1" });
+    expect(await stateOf(h)).toMatchObject({ investigationId: "inv-1", status: { investigationState: "INVESTIGATING", status: "PENDING" } });
+    expect(h.alarms.has(POLL_ALARM)).toBe(true);
+    expect(h.clock.scheduled).toEqual([POLL_INTERVAL_MS]);
+
+    await h.clock.advance(POLL_INTERVAL_MS);
+    expect(server.calls("getInvestigation")).toHaveLength(1);
+    expect(server.calls("getInvestigation")[0]?.method).toBe("GET");
+    const live = await stateOf(h);
+    expect(live).toMatchObject({ status: { investigationState: "INVESTIGATING", pendingClaims: [{ text: CLAIM.text }] } });
+    expect(h.sent.filter((m) => m.type === "SHOW_CLAIMS")).toEqual([]); // pending claims are never drawn
+
+    await h.clock.advance(POLL_INTERVAL_MS);
+    expect(server.calls("getInvestigation")).toHaveLength(2);
+    expect(await stateOf(h)).toMatchObject({
+      status: { investigationState: "INVESTIGATED", claims: [CLAIM] },
+      checkedAt: "2026-01-02T03:04:05Z",
+    });
+    expect(h.sent.at(-1)).toEqual({ v: 1, type: "SHOW_CLAIMS", url: CONTENT.url, claims: [CLAIM], visible: true });
+    expect(h.badges.at(-1)).toBe("1");
+    expect(h.clock.scheduled).toEqual([]);
+    expect(h.alarms.has(POLL_ALARM)).toBe(false);
+
+    // The user's key goes on investigateNow only; the instance key on every post.* call.
+    for (const request of server.requests) {
+      expect(request.headers["x-openerrata-extension-version"]).toBe("0.5.0");
+      expect(request.headers["x-api-key"]).toBe("instance-key");
+      expect(request.headers["x-openai-api-key"]).toBe(request.procedure === "investigateNow" ? "sk-user" : undefined);
+    }
+  });
+
+  it("resumes a persisted poll after the service worker was stopped", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on("investigateNow", pendingNow)
+      .on("getInvestigation", investigated);
+    const first = harness(server, { apiKey: "k" });
+    await first.controller.onContentMessage(TAB, PAGE);
+    await first.controller.investigate(TAB, { auto: false });
+    expect(first.clock.scheduled).toEqual([POLL_INTERVAL_MS]);
+
+    // The worker stops: its timers die with it; storage.session survives.
+    const clock = new Clock();
+    clock.now = first.clock.now + 45_000;
+    const second = harness(server, { apiKey: "k" }, { store: first.store, clock });
+    await second.controller.resumePolls(); // on start-up, or when the alarm wakes the worker
+    expect(clock.scheduled).toEqual([0]); // overdue: poll at once
+    await clock.advance(0);
+    expect(server.calls("getInvestigation")).toHaveLength(1);
+    expect(await second.controller.getState(TAB)).toMatchObject({ status: { investigationState: "INVESTIGATED" } });
+    expect([...first.store.data.keys()].filter((k) => k.startsWith("poll:"))).toEqual([]);
+  });
+
+  it("auto-investigates with the user's key when opted in, and only then", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on("investigateNow", ok({ investigationId: "inv-9", status: "COMPLETE", provenance: "CLIENT_FALLBACK", claims: [CLAIM] }));
+    const off = harness(server, { openaiApiKey: "sk-user", autoInvestigate: false });
+    await off.controller.onContentMessage(TAB, PAGE);
+    expect(server.calls("investigateNow")).toHaveLength(0);
+    const noKey = harness(server, { autoInvestigate: true });
+    await noKey.controller.onContentMessage(TAB, PAGE);
+    expect(server.calls("investigateNow")).toHaveLength(0);
+
+    const on = harness(server, { openaiApiKey: "sk-user", autoInvestigate: true });
+    await on.controller.onContentMessage(TAB, PAGE);
+    const calls = server.calls("investigateNow");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.headers["x-openai-api-key"]).toBe("sk-user");
+    expect(await on.controller.getState(TAB)).toMatchObject({
+      autoInvestigated: true,
+      investigationId: "inv-9",
+      status: { investigationState: "INVESTIGATED", claims: [CLAIM] },
+    });
+    expect(on.sent.at(-1)).toMatchObject({ type: "SHOW_CLAIMS", claims: [CLAIM] });
+  });
+
+  it("a failed investigation can be retried", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on(
+        "investigateNow",
+        ok({ investigationId: "inv-1", status: "FAILED", provenance: "CLIENT_FALLBACK" }),
+        ok({ investigationId: "inv-1", status: "COMPLETE", provenance: "CLIENT_FALLBACK", claims: [] }),
+      );
+    const h = harness(server, { apiKey: "k" });
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.investigate(TAB, { auto: false });
+    expect(await stateOf(h)).toMatchObject({ status: { investigationState: "FAILED" } });
+    expect(h.badges.at(-1)).toBe("×");
+    await h.controller.investigate(TAB, { auto: false });
+    expect(await stateOf(h)).toMatchObject({ status: { investigationState: "INVESTIGATED", claims: [] } });
+    expect(h.badges.at(-1)).toBe("✓");
+  });
+
+  it("says why Investigate Now was refused, and stops at UPGRADE_REQUIRED", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on("investigateNow", error(401, -32001, "UNAUTHORIZED"));
+    const h = harness(server);
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.investigate(TAB, { auto: false });
+    const refused = await stateOf(h);
+    expect(refused).toMatchObject({ kind: "status", requestError: expect.stringContaining("API key") });
+    expect(refused).not.toHaveProperty("requesting");
+
+    server.on(
+      "investigateNow",
+      error(412, -32012, "PRECONDITION_FAILED", { openerrataCode: "UPGRADE_REQUIRED", minimumSupportedExtensionVersion: "9.0.0" }),
+    );
+    await h.controller.investigate(TAB, { auto: false });
+    expect(await stateOf(h)).toMatchObject({ kind: "error", upgradeRequired: { minimumVersion: "9.0.0" } });
+  });
+
+  it("backs off on network failures and gives up after repeated ones, keeping what it knew", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on("investigateNow", pendingNow)
+      .on("getInvestigation", new TypeError("fetch failed"));
+    const h = harness(server, { apiKey: "k" });
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.investigate(TAB, { auto: false });
+    await h.clock.advance(POLL_INTERVAL_MS);
+    expect(h.clock.scheduled).toEqual([POLL_INTERVAL_MS]);
+    await h.clock.advance(POLL_INTERVAL_MS);
+    expect(h.clock.scheduled).toEqual([2 * POLL_INTERVAL_MS]);
+    await h.clock.advance(10 * 60_000);
+    const state = await stateOf(h);
+    expect(state).toMatchObject({ status: { investigationState: "INVESTIGATING" }, requestError: expect.stringContaining("cannot be reached") });
+    expect(h.clock.scheduled).toEqual([]);
+    expect(h.alarms.has(POLL_ALARM)).toBe(false);
+  });
+
+  it("finds a running investigation's id again (cached per version) after a reload", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated, investigating())
+      .on("investigateNow", pendingNow)
+      .on("getInvestigation", investigating());
+    const h = harness(server, { openaiApiKey: "sk" });
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.investigate(TAB, { auto: false });
+    await h.controller.onNavigated(TAB); // reload
+    expect(h.clock.scheduled).toEqual([]);
+    await h.controller.onContentMessage(TAB, PAGE);
+    expect(await stateOf(h)).toMatchObject({ investigationId: "inv-1", status: { investigationState: "INVESTIGATING" } });
+    expect(server.calls("investigateNow")).toHaveLength(1); // no second request
+    expect(h.clock.scheduled).toEqual([POLL_INTERVAL_MS]);
+  });
+
+  it("drops answers for a page the tab no longer shows", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on("investigateNow", pendingNow)
+      .on("getInvestigation", investigated);
+    const h = harness(server, { apiKey: "k" });
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.investigate(TAB, { auto: false });
+    await h.controller.onContentMessage(TAB, { v: 1, type: "PAGE_SKIPPED", platform: "X", url: "https://x.com/b/status/9", reason: "has_video" });
+    await h.clock.advance(60_000);
+    expect(server.calls("getInvestigation")).toHaveLength(0);
+    expect(await stateOf(h)).toMatchObject({ kind: "skipped" });
+  });
+
+  it("records which claims the page could anchor", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", ok({ investigationState: "INVESTIGATED", provenance: "CLIENT_FALLBACK", claims: [CLAIM] }));
+    const h = harness(server);
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.onContentMessage(TAB, { v: 1, type: "CLAIMS_ANCHORED", url: CONTENT.url, anchored: [], unanchored: ["claim-1"] });
+    expect(await stateOf(h)).toMatchObject({ anchoring: { anchored: [], unanchored: ["claim-1"] } });
+    await h.controller.onContentMessage(TAB, { v: 1, type: "CLAIMS_ANCHORED", url: "https://elsewhere.example/", anchored: ["claim-1"], unanchored: [] });
+    expect(await stateOf(h)).toMatchObject({ anchoring: { unanchored: ["claim-1"] } });
+  });
+});

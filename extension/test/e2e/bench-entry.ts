@@ -1,0 +1,27 @@
+// Bundled by the Chromium end-to-end test and run inside a real page: the
+// anchoring pass (text map, matching, ranges) over the unmodified saved
+// Einstein article, about 100,000 characters of post text.
+
+import { wikipediaAdapter } from "../../src/content/adapters/wikipedia";
+import { anchorClaims, textFilterFor } from "../../src/content/annotate/annotator";
+import type { Claim } from "../../src/lib/api-types";
+
+declare global {
+  var __errataBench: (claims: Claim[], rounds: number) => { textLength: number; anchored: number; msPerPass: number[] };
+}
+
+globalThis.__errataBench = (claims, rounds) => {
+  const root = wikipediaAdapter.getContentRoot(document);
+  if (root === null) throw new Error("no article");
+  const times: number[] = [];
+  let textLength = 0;
+  let anchored = 0;
+  for (let i = 0; i < rounds; i += 1) {
+    const started = performance.now();
+    const result = anchorClaims(root, claims, textFilterFor(wikipediaAdapter));
+    times.push(performance.now() - started);
+    textLength = result.textLength;
+    anchored = result.anchored.length;
+  }
+  return { textLength, anchored, msPerPass: times };
+};

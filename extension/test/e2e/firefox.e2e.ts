@@ -1,0 +1,147 @@
+// End to end in Debian's Firefox ESR driven by puppeteer-core over WebDriver
+// BiDi: the Firefox build installed as a temporary add-on, a saved page
+// served at its real URL through request interception, and the claims of the
+// (stub or real) API drawn through the CSS Custom Highlight API.
+
+import { type Browser, type Page, launch } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GECKO_ID } from "../../scripts/manifest.mjs";
+import { EINSTEIN } from "./claims";
+import { type ApiUnderTest, FIREFOX_BUILD, FIREFOX_PATH, artifact, clean, requireFile, startApi, until } from "./harness";
+import { PAGES, PIXEL_PNG, pageFor } from "./pages";
+
+// A fixed internal UUID, so the test can open the add-on's own pages.
+const ADDON_UUID = "5d3f1c2a-7b8e-4c6d-9a0b-e27a7a0e2e2e";
+const REAL = process.env["ERRATA_E2E_API_URL"] !== undefined && process.env["ERRATA_E2E_API_URL"] !== "";
+
+let api: ApiUnderTest;
+let browser: Browser;
+
+/**
+ * Opens one of the add-on's own pages. Firefox loads them in the extension
+ * process, and the navigation events do not reach the driver, so the page is
+ * polled for its URL instead of awaiting the navigation.
+ */
+async function openAddonPage(page: Page, path: string): Promise<void> {
+  const url = `moz-extension://${ADDON_UUID}/${path}`;
+  page.goto(url, { timeout: 60_000 }).catch(() => undefined);
+  await until(`${path} to load`, () =>
+    page.evaluate((u) => location.href === u && document.readyState === "complete", url).catch(() => false),
+  );
+}
+
+/** A request whose page went away meanwhile can no longer be answered; that is fine. */
+function ignoreGone(): void {}
+
+async function routed(page: Page): Promise<void> {
+  await page.setRequestInterception(true);
+  page.on("request", (request) => {
+    const url = request.url();
+    if (/^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(url) || url.startsWith("moz-extension:") || url.startsWith("about:")) {
+      request.continue().catch(ignoreGone);
+      return;
+    }
+    // (Request types are not reported over BiDi: decide by URL.)
+    const served = pageFor(url);
+    if (served !== null) {
+      request.respond({ status: 200, contentType: "text/html; charset=utf-8", body: served.html }).catch(ignoreGone);
+    } else if (/\.(png|jpe?g|gif|svg|webp)(\?|$)|^https:\/\/(upload\.wikimedia\.org|pbs\.twimg\.com)\//i.test(url)) {
+      request.respond({ status: 200, contentType: "image/png", body: PIXEL_PNG }).catch(ignoreGone);
+    } else {
+      request.abort().catch(ignoreGone);
+    }
+  });
+}
+
+beforeAll(async () => {
+  requireFile(FIREFOX_PATH, "Firefox ESR");
+  requireFile(`${FIREFOX_BUILD}/manifest.json`, "the Firefox build");
+  api = await startApi();
+  void PAGES.einstein.html; // derive the trimmed article up front
+  browser = await launch({
+    browser: "firefox",
+    executablePath: FIREFOX_PATH,
+    headless: true,
+    protocol: "webDriverBiDi",
+    defaultViewport: { width: 1280, height: 900 },
+    // Lets the remote agent open the add-on's own moz-extension:// pages (options, popup).
+    args: ["--remote-allow-system-access"],
+    extraPrefsFirefox: { "extensions.webextensions.uuids": JSON.stringify({ [GECKO_ID]: ADDON_UUID }) },
+  });
+  await browser.installExtension(FIREFOX_BUILD);
+
+  // Point the add-on at the API through its own options page.
+  const options = await browser.newPage();
+  await openAddonPage(options, "options/index.html");
+  await options.evaluate(
+    (url, key) => {
+      const set = (id: string, value: string) => {
+        (document.getElementById(id) as HTMLInputElement).value = value;
+      };
+      set("apiBaseUrl", url);
+      set("apiKey", key);
+    },
+    api.url,
+    api.apiKey,
+  );
+  await options.click("button[type=submit]");
+  await options.waitForFunction(() => document.getElementById("saved")?.textContent === "Saved.");
+  await options.close();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+});
+
+describe("Firefox", () => {
+  it("highlights the claims of a saved Wikipedia article and explains them on hover", async () => {
+    const page = await browser.newPage();
+    await routed(page);
+    await page.goto(PAGES.einstein.url, { waitUntil: "domcontentloaded" });
+    if (REAL) {
+      // A real API decides what this article's status is; the page must at least be read and answered.
+      const popup = await browser.newPage();
+      await openAddonPage(popup, `popup/index.html?url=${encodeURIComponent(PAGES.einstein.url)}`);
+      await popup.waitForFunction(
+        () => ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"].includes(document.getElementById("state")?.dataset["state"] ?? ""),
+        { timeout: 60_000 },
+      );
+      await popup.screenshot({ path: artifact("firefox-real-popup.png") });
+      await popup.close();
+      await page.close();
+      return;
+    }
+    await page.waitForFunction(() => (CSS.highlights.get("errata-claim")?.size ?? 0) >= 3, { timeout: 60_000 });
+    const texts = await page.evaluate(() => [...(CSS.highlights.get("errata-claim") ?? [])].map((r) => (r as Range).toString()));
+    expect(texts.map(clean)).toEqual(expect.arrayContaining([EINSTEIN.exact.text, EINSTEIN.repeated.text]));
+
+    const point = await page.evaluate((t) => {
+      const range = [...(CSS.highlights.get("errata-claim") ?? [])].find((r) => (r as Range).toString().replace(/\s+/g, " ").trim() === t) as Range | undefined;
+      range?.startContainer.parentElement?.scrollIntoView({ block: "center" });
+      const rect = range === undefined ? undefined : [...range.getClientRects()].find((r) => r.width > 4);
+      return rect === undefined ? null : { x: rect.left + Math.min(rect.width / 2, 24), y: rect.top + rect.height / 2 };
+    }, EINSTEIN.exact.text);
+    expect(point).not.toBeNull();
+    await page.screenshot({ path: artifact("firefox-wikipedia-highlight.png") });
+    await page.mouse.move(point?.x ?? 0, point?.y ?? 0);
+    const summary = await until("the tooltip", () =>
+      page.evaluate(() => {
+        const tooltip = document.querySelector("errata-annotations")?.shadowRoot?.querySelector<HTMLElement>(".tooltip");
+        return tooltip !== null && tooltip !== undefined && !tooltip.hidden ? tooltip.textContent : null;
+      }),
+    );
+    expect(summary).toContain(EINSTEIN.exact.summary);
+    await page.screenshot({ path: artifact("firefox-wikipedia-tooltip.png") });
+
+    const popup = await browser.newPage();
+    await popup.setViewport({ width: 380, height: 640 });
+    await openAddonPage(popup, `popup/index.html?url=${encodeURIComponent(PAGES.einstein.url)}`);
+    await popup.waitForFunction(() => document.getElementById("state")?.dataset["state"] === "incorrect-claims");
+    expect(await popup.evaluate(() => document.querySelector(".headline")?.textContent)).toBe("4 incorrect claims found");
+    await popup.screenshot({ path: artifact("firefox-popup-incorrect-claims.png") });
+    expect(api.stub?.violations).toEqual([]);
+    await popup.close();
+    await page.close();
+  });
+});

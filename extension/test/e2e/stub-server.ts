@@ -1,0 +1,374 @@
+// A small stand-in for the Errata API, faithful to ../../shared/CONTRACT.md:
+// tRPC v11 envelopes over plain HTTP (POST mutations with the raw JSON body,
+// GET queries with ?input=), the version gate, the numeric error codes, the
+// signature on POST bodies, and x-openai-api-key accepted only where the
+// contract sends it. Every request is recorded so tests can check headers.
+//
+// Investigations follow per-post scripts (keyed by externalId); anything not
+// scripted is NOT_INVESTIGATED. Used by the end-to-end tests when
+// ERRATA_E2E_API_URL does not name a real server.
+
+import { createHash, createHmac } from "node:crypto";
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Claim, ClaimPayload, InvestigationResult, ViewStatus } from "../../src/lib/api-types";
+import { CLIMATE, EINSTEIN, LESSWRONG, X_POST, payload } from "./claims";
+
+export const STUB_INSTANCE_KEY = "e2e-instance-key";
+export const ATTESTATION_KEY = "openerrata-attestation-v1";
+
+const CODES = {
+  PARSE_ERROR: [-32700, 400],
+  BAD_REQUEST: [-32600, 400],
+  UNAUTHORIZED: [-32001, 401],
+  NOT_FOUND: [-32004, 404],
+  PRECONDITION_FAILED: [-32012, 412],
+  INTERNAL_SERVER_ERROR: [-32603, 500],
+} as const;
+
+class TrpcError extends Error {
+  constructor(
+    readonly code: keyof typeof CODES,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  procedure: string;
+  headers: Record<string, string | undefined>;
+  input: unknown;
+}
+
+/** One investigation's script: the answer of investigateNow, then of each getInvestigation in turn (the last repeats). */
+interface Script {
+  view: "NOT_INVESTIGATED" | "INVESTIGATED_NOW";
+  claims?: Claim[];
+  /** investigateNow answers, in turn (the last repeats). */
+  investigateNow?: Array<"PENDING" | "PROCESSING" | "FAILED" | "COMPLETE">;
+  /** getInvestigation answers, in turn (the last repeats). */
+  polls?: InvestigationResult[];
+  /** registerObservedVersion fails with this error. */
+  registerFails?: keyof typeof CODES;
+}
+
+const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+
+const investigating = (pending: ClaimPayload[], confirmed: ClaimPayload[]): InvestigationResult => ({
+  investigationState: "INVESTIGATING",
+  status: "PROCESSING",
+  provenance: "CLIENT_FALLBACK",
+  pendingClaims: pending,
+  confirmedClaims: confirmed,
+  priorInvestigationResult: null,
+});
+
+const done = (claims: Claim[]): InvestigationResult => ({
+  investigationState: "INVESTIGATED",
+  provenance: "CLIENT_FALLBACK",
+  claims,
+  checkedAt: now(),
+});
+
+/** The scripted posts of the end-to-end fixtures, by externalId. */
+export function defaultScripts(): Map<string, Script> {
+  return new Map<string, Script>([
+    // Wikipedia, Albert Einstein: investigated already; exact, context, fuzzy and unplaceable claims.
+    ["en:736", { view: "INVESTIGATED_NOW", claims: [EINSTEIN.exact, EINSTEIN.repeated, EINSTEIN.fuzzy, EINSTEIN.missing] }],
+    // LessWrong: Investigate Now from the popup, live claims on the first poll, done on the second.
+    [
+      "ioZxrP7BhS5ArK59w",
+      {
+        view: "NOT_INVESTIGATED",
+        investigateNow: ["PENDING"],
+        polls: [investigating([payload(LESSWRONG.second)], [payload(LESSWRONG.confirmed)]), done([LESSWRONG.confirmed, LESSWRONG.second])],
+      },
+    ],
+    // Wikipedia, Climate change: the first run fails; Retry starts one that completes.
+    [
+      "en:5042951",
+      { view: "NOT_INVESTIGATED", investigateNow: ["FAILED", "PENDING"], polls: [done([CLIMATE.deserts])] },
+    ],
+    // X (dark page): auto-investigated with the user's key.
+    ["1790000000000000202", { view: "NOT_INVESTIGATED", investigateNow: ["PROCESSING"], polls: [done([X_POST.cable])] }],
+    // X, the parent post of the thread: the server fails (the popup's error state after an in-page navigation).
+    ["1790000000000000201", { view: "NOT_INVESTIGATED", registerFails: "INTERNAL_SERVER_ERROR" }],
+    // Substack: investigated, nothing wrong.
+    ["148000777", { view: "INVESTIGATED_NOW", claims: [] }],
+  ]);
+}
+
+function isVersion(v: string): boolean {
+  const parts = v.split(".");
+  return parts.length >= 1 && parts.length <= 4 && parts.every((p) => /^\d{1,5}$/.test(p) && Number(p) <= 65535);
+}
+
+function compareVersions(a: string, b: string): number {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < 4; i += 1) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+export class StubApi {
+  readonly requests: RecordedRequest[] = [];
+  /** Requests that broke a contract rule (wrong header placement, bad signature...). */
+  readonly violations: string[] = [];
+  minimumVersion = "0.2.0";
+  private server: Server | null = null;
+  private scripts = defaultScripts();
+  private readonly investigations = new Map<string, { externalId: string; polls: number }>();
+  private readonly runs = new Map<string, number>();
+  private readonly versions = new Map<string, { externalId: string; platform: string }>();
+
+  get url(): string {
+    const address = this.server?.address() as AddressInfo | null | undefined;
+    if (address === undefined || address === null) throw new Error("stub not started");
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server === null ? resolve() : this.server.close(() => resolve())));
+    this.server = null;
+  }
+
+  /** Back to the initial scripts (investigations start over). */
+  reset(): void {
+    this.scripts = defaultScripts();
+    this.investigations.clear();
+    this.runs.clear();
+    this.minimumVersion = "0.2.0";
+  }
+
+  calls(procedure: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.procedure === procedure);
+  }
+
+  private send(res: ServerResponse, status: number, body: unknown): void {
+    res.writeHead(status, { "content-type": "application/json", "access-control-allow-origin": "*" });
+    res.end(JSON.stringify(body));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://stub");
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString("utf8");
+    const header = (name: string): string | undefined => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, { "access-control-allow-origin": "*", "access-control-allow-headers": "*", "access-control-allow-methods": "GET, POST" });
+      res.end();
+      return;
+    }
+    if (url.pathname === "/health" && req.method === "GET") {
+      this.requests.push({ method: "GET", path: "/health", procedure: "health", headers: {}, input: undefined });
+      this.send(res, 200, { status: "ok", minimumSupportedExtensionVersion: this.minimumVersion });
+      return;
+    }
+    const match = /^\/trpc\/post\.([A-Za-z]+)$/.exec(url.pathname);
+    const procedure = match?.[1] ?? "";
+    const headers = {
+      version: header("x-openerrata-extension-version"),
+      apiKey: header("x-api-key"),
+      openaiKey: header("x-openai-api-key"),
+      signature: header("x-openerrata-signature"),
+      contentType: header("content-type"),
+    };
+    let input: unknown;
+    try {
+      if (req.method === "POST") input = JSON.parse(body) as unknown;
+      else {
+        const raw = url.searchParams.get("input");
+        input = raw === null ? undefined : (JSON.parse(raw) as unknown);
+      }
+    } catch {
+      this.send(res, 400, this.envelope(new TrpcError("PARSE_ERROR", "input is not JSON"), procedure));
+      return;
+    }
+    this.requests.push({
+      method: req.method ?? "",
+      path: url.pathname,
+      procedure,
+      headers: { ...headers, signature: headers.signature === undefined ? undefined : "(present)" },
+      input,
+    });
+    try {
+      this.checkHeaders(req.method ?? "", procedure, headers, body);
+      const data = this.dispatch(procedure, req.method ?? "", input as Record<string, unknown>, headers);
+      this.send(res, 200, { result: { data } });
+    } catch (error: unknown) {
+      const e = error instanceof TrpcError ? error : new TrpcError("INTERNAL_SERVER_ERROR", String(error));
+      this.send(res, CODES[e.code][1], this.envelope(e, procedure));
+    }
+  }
+
+  private envelope(error: TrpcError, procedure: string): unknown {
+    const [code, httpStatus] = CODES[error.code];
+    return { error: { message: error.message, code, data: { code: error.code, httpStatus, path: `post.${procedure}`, ...error.extra } } };
+  }
+
+  private checkHeaders(
+    method: string,
+    procedure: string,
+    headers: { version?: string | undefined; openaiKey?: string | undefined; signature?: string | undefined; contentType?: string | undefined },
+    body: string,
+  ): void {
+    const version = headers.version;
+    if (version === undefined || compareVersions(version, this.minimumVersion) < 0) {
+      if (version !== undefined && !isVersion(version)) {
+        throw new TrpcError("BAD_REQUEST", "malformed extension version", { openerrataCode: "MALFORMED_EXTENSION_VERSION" });
+      }
+      throw new TrpcError("PRECONDITION_FAILED", "extension upgrade required", {
+        openerrataCode: "UPGRADE_REQUIRED",
+        minimumSupportedExtensionVersion: this.minimumVersion,
+        receivedExtensionVersion: version ?? "",
+      });
+    }
+    if (!isVersion(version)) throw new TrpcError("BAD_REQUEST", "malformed extension version", { openerrataCode: "MALFORMED_EXTENSION_VERSION" });
+    if (headers.openaiKey !== undefined && procedure !== "investigateNow" && procedure !== "validateSettings") {
+      this.violations.push(`x-openai-api-key sent on ${procedure}`);
+    }
+    if (method === "POST") {
+      const expected = createHmac("sha256", ATTESTATION_KEY).update(body, "utf8").digest("hex");
+      if (headers.signature !== expected) this.violations.push(`bad or missing signature on ${procedure}`);
+      if (headers.contentType?.startsWith("application/json") !== true) this.violations.push(`POST ${procedure} without JSON content type`);
+    } else if (headers.signature !== undefined || headers.contentType !== undefined) {
+      this.violations.push(`GET ${procedure} carries a signature or content type`);
+    }
+  }
+
+  private dispatch(
+    procedure: string,
+    method: string,
+    input: Record<string, unknown>,
+    headers: { apiKey?: string | undefined; openaiKey?: string | undefined },
+  ): unknown {
+    const mutation = ["registerObservedVersion", "recordViewAndGetStatus", "investigateNow"].includes(procedure);
+    const query = ["getInvestigation", "validateSettings", "batchStatus"].includes(procedure);
+    if ((!mutation && !query) || (mutation && method !== "POST") || (query && method !== "GET")) {
+      throw new TrpcError("NOT_FOUND", `no procedure post.${procedure} for ${method}`);
+    }
+    switch (procedure) {
+      case "registerObservedVersion":
+        return this.register(input);
+      case "recordViewAndGetStatus":
+        return this.view(String(input["postVersionId"]));
+      case "investigateNow":
+        if (headers.apiKey !== STUB_INSTANCE_KEY && (headers.openaiKey ?? "").trim().length === 0) {
+          throw new TrpcError("UNAUTHORIZED", "an instance API key or an OpenAI key is required");
+        }
+        return this.investigateNow(String(input["postVersionId"]));
+      case "getInvestigation":
+        return this.getInvestigation(String(input["investigationId"]));
+      case "validateSettings": {
+        const key = headers.openaiKey?.trim() ?? "";
+        const accepted = headers.apiKey === STUB_INSTANCE_KEY;
+        if (key.length === 0) return { instanceApiKeyAccepted: accepted, openaiApiKeyStatus: "missing" };
+        if (!key.startsWith("sk-")) {
+          return { instanceApiKeyAccepted: accepted, openaiApiKeyStatus: "format_invalid", openaiApiKeyMessage: "OpenAI keys start with sk-" };
+        }
+        return { instanceApiKeyAccepted: accepted, openaiApiKeyStatus: "valid" };
+      }
+      default:
+        throw new TrpcError("NOT_FOUND", `post.${procedure} is not implemented by the stub`);
+    }
+  }
+
+  private register(input: Record<string, unknown>): unknown {
+    const platform = String(input["platform"]);
+    const metadata = (input["metadata"] ?? {}) as Record<string, unknown>;
+    const externalId =
+      platform === "WIKIPEDIA" ? `${String(metadata["language"])}:${String(metadata["pageId"])}` : String(input["externalId"]);
+    if (!["LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA"].includes(platform)) throw new TrpcError("BAD_REQUEST", "unknown platform");
+    if (platform === "LESSWRONG" && ("observedContentText" in input || typeof metadata["htmlContent"] !== "string")) {
+      throw new TrpcError("BAD_REQUEST", "LessWrong sends htmlContent and no observedContentText");
+    }
+    if (platform !== "LESSWRONG" && typeof input["observedContentText"] !== "string") {
+      throw new TrpcError("BAD_REQUEST", "observedContentText is required");
+    }
+    if (platform === "WIKIPEDIA" && "externalId" in input) throw new TrpcError("BAD_REQUEST", "Wikipedia sends no externalId");
+    const failure = this.scripts.get(externalId)?.registerFails;
+    if (failure !== undefined) throw new TrpcError(failure, "scripted failure");
+    const text = String(input["observedContentText"] ?? metadata["htmlContent"] ?? "");
+    const versionHash = createHash("sha256").update(text, "utf8").digest("hex");
+    const postVersionId = `pv-${createHash("sha256").update(`${platform}:${externalId}:${versionHash}`).digest("hex").slice(0, 16)}`;
+    this.versions.set(postVersionId, { externalId, platform });
+    return { platform, externalId, versionHash, postVersionId, provenance: "CLIENT_FALLBACK" };
+  }
+
+  private script(postVersionId: string): { externalId: string; script: Script | undefined } {
+    const version = this.versions.get(postVersionId);
+    if (version === undefined) throw new TrpcError("NOT_FOUND", "unknown post version");
+    return { externalId: version.externalId, script: this.scripts.get(version.externalId) };
+  }
+
+  private view(postVersionId: string): ViewStatus {
+    const version = this.versions.get(postVersionId);
+    if (version === undefined) return { investigationState: "NOT_INVESTIGATED", priorInvestigationResult: null };
+    const { script } = this.script(postVersionId);
+    const investigation = [...this.investigations.entries()].find(([, v]) => v.externalId === version.externalId);
+    if (investigation !== undefined) {
+      const result = this.resultOf(investigation[0], false);
+      if (result.investigationState === "INVESTIGATED") {
+        return { investigationState: "INVESTIGATED", provenance: result.provenance, claims: result.claims };
+      }
+      if (result.investigationState === "INVESTIGATING") {
+        const { checkedAt: _c, ...status } = result;
+        return status;
+      }
+    }
+    if (script?.view === "INVESTIGATED_NOW") {
+      return { investigationState: "INVESTIGATED", provenance: "CLIENT_FALLBACK", claims: script.claims ?? [] };
+    }
+    return { investigationState: "NOT_INVESTIGATED", priorInvestigationResult: null };
+  }
+
+  private investigateNow(postVersionId: string): unknown {
+    const { externalId, script } = this.script(postVersionId);
+    const run = this.runs.get(externalId) ?? 0;
+    this.runs.set(externalId, run + 1);
+    const answers = script?.investigateNow ?? ["COMPLETE"];
+    const status = answers[Math.min(run, answers.length - 1)] ?? "COMPLETE";
+    const investigationId = `inv-${externalId.replace(/[^A-Za-z0-9]/g, "")}-${run + 1}`;
+    this.investigations.set(investigationId, { externalId, polls: 0 });
+    if (status === "COMPLETE") {
+      return { investigationId, status, provenance: "CLIENT_FALLBACK", claims: script?.claims ?? [] };
+    }
+    return { investigationId, status, provenance: "CLIENT_FALLBACK" };
+  }
+
+  private resultOf(investigationId: string, advance: boolean): InvestigationResult {
+    const investigation = this.investigations.get(investigationId);
+    if (investigation === undefined) throw new TrpcError("NOT_FOUND", "unknown investigation");
+    const script = this.scripts.get(investigation.externalId);
+    const run = this.runs.get(investigation.externalId) ?? 1;
+    const answers = script?.investigateNow ?? ["COMPLETE"];
+    const status = answers[Math.min(run - 1, answers.length - 1)];
+    if (status === "FAILED") return { investigationState: "FAILED", provenance: "CLIENT_FALLBACK", checkedAt: now() };
+    const polls = script?.polls ?? [done(script?.claims ?? [])];
+    const index = Math.min(Math.max(investigation.polls - (advance ? 0 : 1), 0), polls.length - 1);
+    if (advance) investigation.polls += 1;
+    const result = polls[index] ?? done([]);
+    return result.investigationState === "INVESTIGATED" ? { ...result, checkedAt: now() } : result;
+  }
+
+  private getInvestigation(investigationId: string): InvestigationResult {
+    return this.resultOf(investigationId, true);
+  }
+}

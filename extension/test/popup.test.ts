@@ -1,0 +1,134 @@
+// Every popup state, rendered into a jsdom document.
+
+import { describe, expect, it } from "vitest";
+import type { Claim } from "../src/lib/api-types";
+import type { StatusState, TabState } from "../src/lib/tab-state";
+import { renderState, stateName, type PopupContext } from "../src/popup/render";
+import { domFor } from "./dom";
+
+const claim = (id: string, text: string): Claim => ({
+  id,
+  text,
+  context: text,
+  summary: `Summary of ${id}.`,
+  reasoning: "Because **sources** say so: [link](https://example.org/) and <script>x</script>.",
+  sources: [{ url: "https://example.org/s", title: "Source", snippet: "snippet" }],
+});
+
+const base: StatusState = {
+  kind: "status",
+  platform: "LESSWRONG",
+  url: "https://www.lesswrong.com/posts/abc/slug",
+  title: "A post",
+  externalId: "abc",
+  postVersionId: "pv",
+  versionHash: "ab".repeat(32),
+  provenance: "SERVER_VERIFIED",
+  status: { investigationState: "NOT_INVESTIGATED", priorInvestigationResult: null },
+};
+
+function render(state: TabState, overrides: Partial<PopupContext> = {}) {
+  const doc = domFor("<main></main>");
+  const calls: string[] = [];
+  const ctx: PopupContext = {
+    doc,
+    hasCredentials: true,
+    onInvestigate: () => calls.push("investigate"),
+    onRecheck: () => calls.push("recheck"),
+    onFocusClaim: (id) => calls.push(`focus:${id}`),
+    onOpenSettings: () => calls.push("settings"),
+    ...overrides,
+  };
+  const main = doc.querySelector("main");
+  main?.replaceChildren(...renderState(ctx, state));
+  return { main: main as HTMLElement, text: (main?.textContent ?? "").replace(/\s+/g, " "), calls, name: stateName(state) };
+}
+
+describe("popup states", () => {
+  it("not investigated: Investigate Now, disabled with a hint when no key is set", () => {
+    const r = render(base);
+    expect(r.name).toBe("not-investigated");
+    expect(r.text).toContain("Not yet investigated.");
+    const button = r.main.querySelector<HTMLButtonElement>("#investigate-now");
+    expect(button?.disabled).toBe(false);
+    button?.click();
+    expect(r.calls).toEqual(["investigate"]);
+
+    const noKey = render(base, { hasCredentials: false });
+    expect(noKey.main.querySelector<HTMLButtonElement>("#investigate-now")?.disabled).toBe(true);
+    expect(noKey.text).toContain("add your OpenAI key or an instance API key");
+    const requesting = render({ ...base, requesting: true });
+    expect(requesting.main.querySelector("#investigate-now")?.textContent).toBe("Requesting…");
+    expect(render({ ...base, requestError: "the server is busy" }).text).toContain("Could not continue: the server is busy.");
+  });
+
+  it("investigating: queued or running, with live confirmed and pending claims", () => {
+    const { id: _id, ...payload } = claim("p", "Pending claim text");
+    const r = render({
+      ...base,
+      investigationId: "inv",
+      status: {
+        investigationState: "INVESTIGATING",
+        status: "PROCESSING",
+        provenance: "SERVER_VERIFIED",
+        pendingClaims: [payload],
+        confirmedClaims: [{ ...payload, text: "Confirmed claim text" }],
+        priorInvestigationResult: { oldClaims: [claim("o", "old")], sourceInvestigationId: "inv-0" },
+      },
+    });
+    expect(r.name).toBe("investigating");
+    expect(r.text).toContain("Investigating…");
+    expect(r.text).toContain("Confirmed so far (1):");
+    expect(r.text).toContain("“Confirmed claim text”");
+    expect(r.text).toContain("Being checked (1), not final:");
+    expect(r.text).toContain("An earlier version of this post had 1 incorrect claim.");
+  });
+
+  it("N incorrect claims: show-in-page for anchored ones, a note for the others; Markdown stays safe", () => {
+    const claims = [claim("a", "First wrong claim"), claim("b", "Second wrong claim")];
+    const r = render({
+      ...base,
+      status: { investigationState: "INVESTIGATED", provenance: "SERVER_VERIFIED", claims },
+      anchoring: { anchored: ["a"], unanchored: ["b"] },
+    });
+    expect(r.name).toBe("incorrect-claims");
+    expect(r.text).toContain("2 incorrect claims found");
+    const items = r.main.querySelectorAll("ol.claims > li");
+    expect(items[0]?.querySelector<HTMLButtonElement>(".show-in-page")?.textContent).toBe("Show in page");
+    items[0]?.querySelector<HTMLButtonElement>(".show-in-page")?.click();
+    expect(r.calls).toEqual(["focus:a"]);
+    expect(items[1]?.querySelector(".show-in-page")).toBeNull();
+    expect(items[1]?.textContent).toContain("Not found in the page text");
+    expect(r.text).toContain("1 of them could not be placed in the page");
+    expect(r.main.querySelector("script")).toBeNull();
+    expect(r.main.querySelector(".reasoning a")?.getAttribute("href")).toBe("https://example.org/");
+  });
+
+  it("clean, failed with retry, skipped, upgrade required, errors", () => {
+    expect(render({ ...base, status: { investigationState: "INVESTIGATED", provenance: "SERVER_VERIFIED", claims: [] } }).text).toContain(
+      "No issues found.",
+    );
+    const failed = render({ ...base, status: { investigationState: "FAILED", provenance: "SERVER_VERIFIED" } });
+    expect(failed.name).toBe("failed");
+    expect(failed.text).toContain("The investigation failed.");
+    failed.main.querySelector<HTMLButtonElement>("#retry")?.click();
+    expect(failed.calls).toEqual(["investigate"]);
+
+    const skipped = render({ kind: "skipped", platform: "X", url: "https://x.com/a/status/1", reason: "has_video" });
+    expect(skipped.name).toBe("skipped");
+    expect(skipped.text).toContain("Skipped: posts with video or audio are not checked");
+
+    const upgrade = render({ kind: "error", platform: "X", url: "u", message: "m", upgradeRequired: { minimumVersion: "9.0.0" } });
+    expect(upgrade.name).toBe("upgrade-required");
+    expect(upgrade.text).toContain("it needs 9.0.0 or later");
+
+    const error = render({ kind: "error", platform: "X", url: "u", message: "the Errata server cannot be reached" });
+    expect(error.name).toBe("error");
+    expect(error.text).toContain("Could not check this post: the Errata server cannot be reached.");
+    error.main.querySelector<HTMLButtonElement>("button")?.click();
+    expect(error.calls).toEqual(["recheck"]);
+
+    expect(render({ kind: "idle" }).text).toContain("No supported post on this page.");
+    expect(render({ kind: "registering", platform: "X", url: "u", externalId: "1" }).text).toContain("Checking this post…");
+  });
+});
