@@ -19,8 +19,26 @@ import (
 	"github.com/errata-dev/errata/projections/serving"
 )
 
-// projectorNames are the projectors `errata worker` can run.
-var projectorNames = []string{serving.ProjectorName}
+// projectorFactory builds the consumer-group runner of one projector and a
+// function releasing its resources.
+type projectorFactory func(ctx context.Context, e *env) (*kafka.Runner, func(), error)
+
+// projectorFactories are the projectors `errata worker` can run, by name.
+// Each read model registers itself from its own file (worker_*.go) in init,
+// so adding a projection never touches this file.
+var projectorFactories = map[string]projectorFactory{
+	serving.ProjectorName: newServingRunner,
+}
+
+// projectorNames lists the registered projectors in a stable order.
+func projectorNames() []string {
+	names := make([]string, 0, len(projectorFactories))
+	for n := range projectorFactories {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // stageNames are the investigation stages `errata worker` can run.
 var stageNames = []string{"investigator", "validator"}
@@ -37,18 +55,18 @@ func workerCmd() *cobra.Command {
 				return err
 			}
 			g, ctx := errgroup.WithContext(ctx)
+			projectors = slices.DeleteFunc(projectors, func(s string) bool { return s == "" })
 			for _, name := range projectors {
-				switch name {
-				case serving.ProjectorName:
-					r, closeFn, err := newServingRunner(ctx, e)
-					if err != nil {
-						return err
-					}
-					defer closeFn()
-					g.Go(func() error { return r.Run(ctx) })
-				default:
-					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames, ", "))
+				factory, ok := projectorFactories[name]
+				if !ok {
+					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames(), ", "))
 				}
+				r, closeFn, err := factory(ctx, e)
+				if err != nil {
+					return fmt.Errorf("projector %s: %w", name, err)
+				}
+				defer closeFn()
+				g.Go(func() error { return r.Run(ctx) })
 			}
 			stages = slices.DeleteFunc(stages, func(s string) bool { return s == "" })
 			if len(stages) > 0 {
@@ -84,7 +102,7 @@ func workerCmd() *cobra.Command {
 			return g.Wait()
 		},
 	}
-	c.Flags().StringSliceVar(&projectors, "projectors", projectorNames, "projectors to run: "+strings.Join(projectorNames, ", "))
+	c.Flags().StringSliceVar(&projectors, "projectors", projectorNames(), "projectors to run: "+strings.Join(projectorNames(), ", ")+" (empty: none)")
 	c.Flags().StringSliceVar(&stages, "stages", stageNames, "investigation stages to run: "+strings.Join(stageNames, ", ")+" (empty: none)")
 	return c
 }
