@@ -80,6 +80,14 @@ type Server struct {
 	invReader  InvestigationReader
 	log        *slog.Logger
 	app        *fiber.App
+	// mounts add middleware and routes before the built-in ones (WithRoutes).
+	mounts []func(app *fiber.App)
+}
+
+// WithRoutes lets another surface (public GraphQL, metrics) register its
+// middleware and routes on the app before the built-in routes.
+func WithRoutes(mount func(app *fiber.App)) Option {
+	return func(s *Server) { s.mounts = append(s.mounts, mount) }
 }
 
 // New builds the API with its dependencies.
@@ -127,6 +135,9 @@ func (s *Server) Listen(ctx context.Context, addr string) error {
 }
 
 func (s *Server) routes() {
+	for _, m := range s.mounts {
+		m(s.app)
+	}
 	s.app.Get("/health", s.health)
 	s.app.Post("/trpc/post.registerObservedVersion", s.procedure("post.registerObservedVersion", s.registerObservedVersion))
 	s.app.Post("/trpc/post.recordViewAndGetStatus", s.procedure("post.recordViewAndGetStatus", s.recordViewAndGetStatus))

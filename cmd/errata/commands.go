@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/errata-dev/errata/api"
@@ -24,6 +27,11 @@ import (
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
+
+// apiExtensions add surfaces to `errata serve` (public GraphQL, metrics),
+// each registered from its own file in init and applied in name order. They
+// get the serving pool and return an api.Option plus a release function.
+var apiExtensions = map[string]func(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, func(), error){}
 
 func serveCmd() *cobra.Command {
 	return &cobra.Command{
@@ -71,6 +79,15 @@ func serveCmd() *cobra.Command {
 				e.log.Info("no ERRATA_KEYSTORE_KEYS: investigateNow accepts instance API keys only")
 			}
 			reader := serving.NewReader(pool)
+			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader)}
+			for _, name := range slices.Sorted(maps.Keys(apiExtensions)) {
+				opt, closeFn, err := apiExtensions[name](ctx, e, pool)
+				if err != nil {
+					return fmt.Errorf("api %s: %w", name, err)
+				}
+				defer closeFn()
+				opts = append(opts, opt)
+			}
 			srv, err := api.New(api.Config{
 				MinExtensionVersion:   e.cfg.MinExtensionVersion,
 				TrustedProxyHeader:    e.cfg.TrustedProxyHeader,
@@ -78,7 +95,7 @@ func serveCmd() *cobra.Command {
 				OpenAIBaseURL:         e.cfg.OpenAIBaseURL,
 			}, ingest.NewService(appender, ingestOpts...), reader,
 				pgproj.NewWatermark(pool, serving.ProjectorName), ingest.NewHasher(e.cfg.HashSecret), e.log,
-				api.WithInvestigations(investigations.New(appender, keys, nil), reader))
+				opts...)
 			if err != nil {
 				return err
 			}
@@ -87,6 +104,12 @@ func serveCmd() *cobra.Command {
 		},
 	}
 }
+
+// migrators prepare the stores of read models outside the serving schema
+// (search index, metrics tables, their state schemas). Each registers itself
+// from its own file in init; `errata migrate` runs them in name order. They
+// must be idempotent.
+var migrators = map[string]func(ctx context.Context, e *env) error{}
 
 func migrateCmd() *cobra.Command {
 	return &cobra.Command{
@@ -113,6 +136,11 @@ func migrateCmd() *cobra.Command {
 			}
 			if err := keystore.Migrate(ctx, pool, e.log); err != nil {
 				return err
+			}
+			for _, name := range slices.Sorted(maps.Keys(migrators)) {
+				if err := migrators[name](ctx, e); err != nil {
+					return fmt.Errorf("migrate %s: %w", name, err)
+				}
 			}
 			e.log.Info("migrations up to date", "schema", e.cfg.ServingSchema)
 			return nil
