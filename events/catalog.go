@@ -11,8 +11,15 @@ func Catalog() []Definition {
 		},
 		{
 			Type: TypePostViewRecordedV1, Topic: TopicPosts, Aggregate: "post",
-			New:     func() Payload { return &PostViewRecordedV1{} },
-			Subject: subjectOf(func(p *PostViewRecordedV1) string { return p.PostID }),
+			New:      func() Payload { return &PostViewRecordedV1{} },
+			Subject:  subjectOf(func(p *PostViewRecordedV1) string { return p.PostID }),
+			UpcastTo: TypePostViewRecordedV2,
+			Upcast:   upcastPostViewRecordedV1,
+		},
+		{
+			Type: TypePostViewRecordedV2, Topic: TopicPosts, Aggregate: "post",
+			New:     func() Payload { return &PostViewRecordedV2{} },
+			Subject: subjectOf(func(p *PostViewRecordedV2) string { return p.PostID }),
 		},
 		{
 			Type: TypePostIntegrityAnomalyRecordedV1, Topic: TopicPosts, Aggregate: "post",

@@ -114,6 +114,15 @@ func samples() map[string]events.Payload {
 			IPRangeKey:    "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9",
 			Authenticated: false,
 		},
+		events.TypePostViewRecordedV2: &events.PostViewRecordedV2{
+			PostID:        postID,
+			PostVersionID: events.PostVersionID(postID, versionHash),
+			Platform:      events.PlatformLessWrong,
+			ExternalID:    "ioZxrP7BhS5ArK59w",
+			ViewerKey:     "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+			ViewerKind:    events.ViewerInstanceAPIKey,
+			IPRangeKey:    "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9",
+		},
 	}
 	for typ, p := range lifecycleSamples(postID, versionHash) {
 		m[typ] = p
@@ -162,7 +171,12 @@ func TestGoldenRoundTrip(t *testing.T) {
 			require.True(t, ev.Time.Equal(decoded.Time))
 			require.Equal(t, ev.CorrelationID, decoded.CorrelationID)
 			require.Equal(t, ev.CausationID, decoded.CausationID)
-			require.Equal(t, p, decoded.Payload)
+			if reg.Superseded(typ) {
+				// Old versions decode to the current one (TestUpcastGolden).
+				require.Equal(t, reg.CurrentType(typ), decoded.Type())
+			} else {
+				require.Equal(t, p, decoded.Payload)
+			}
 			require.Equal(t, typ, msg.Headers[events.HeaderType])
 			require.Equal(t, ev.Subject, msg.Key)
 		})
@@ -179,6 +193,127 @@ func TestEveryGoldenFileDecodes(t *testing.T) {
 		require.NoError(t, err)
 		_, err = reg.Decode(raw)
 		require.NoError(t, err, f)
+	}
+}
+
+// TestUpcastGolden decodes the golden file of every superseded version,
+// kept unchanged from its release, and compares what consumers see (the
+// upcast event, re-encoded) with testdata/upcast/<type>.json. Only the
+// payload changes: id, subject, time and causality are those of the record.
+func TestUpcastGolden(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	n := 0
+	for _, typ := range reg.Types() {
+		if !reg.Superseded(typ) {
+			continue
+		}
+		n++
+		t.Run(typ, func(t *testing.T) {
+			stored, err := os.ReadFile(filepath.Join("testdata", typ+".json"))
+			require.NoError(t, err)
+			ev, err := reg.Decode(stored)
+			require.NoError(t, err)
+			require.Equal(t, reg.CurrentType(typ), ev.Type())
+			require.False(t, reg.Superseded(ev.Type()), "consumers only see current types")
+
+			var env events.Envelope
+			require.NoError(t, json.Unmarshal(stored, &env))
+			require.Equal(t, env.ID, ev.ID)
+			require.Equal(t, env.Subject, ev.Subject)
+			require.True(t, env.Time.Equal(ev.Time))
+			require.Equal(t, env.CorrelationID, ev.CorrelationID)
+			require.Equal(t, env.CausationID, ev.CausationID)
+
+			msg, err := reg.Encode(ev)
+			require.NoError(t, err)
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, msg.Value, "", "  "))
+			pretty.WriteByte('\n')
+			golden := filepath.Join("testdata", "upcast", typ+".json")
+			if *update {
+				if _, err := os.Stat(golden); err == nil {
+					t.Fatalf("%s exists: an upcast's result never changes", golden)
+				}
+				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "missing upcast golden; run go test ./events -update once")
+			require.Equal(t, string(want), pretty.String(), "upcast of %s changed: replays would differ", typ)
+		})
+	}
+	require.NotZero(t, n, "the catalog has an upcast path")
+}
+
+func TestUpcastViewRecorded(t *testing.T) {
+	reg := events.NewCatalogRegistry()
+	base := samples()[events.TypePostViewRecordedV1].(*events.PostViewRecordedV1)
+	tests := []struct {
+		authenticated bool
+		want          string
+	}{
+		{true, events.ViewerInstanceAPIKey},
+		{false, events.ViewerAnonymousSession},
+	}
+	for _, tc := range tests {
+		v1 := *base
+		v1.Authenticated = tc.authenticated
+		ev, err := reg.New(&v1, events.Meta{ID: "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f70", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+		require.NoError(t, err)
+		msg, err := reg.Encode(ev)
+		require.NoError(t, err)
+		require.Equal(t, events.TypePostViewRecordedV1, msg.Headers[events.HeaderType], "the record keeps its stored type")
+		got, err := reg.Decode(msg.Value)
+		require.NoError(t, err)
+		require.Equal(t, &events.PostViewRecordedV2{
+			PostID: v1.PostID, PostVersionID: v1.PostVersionID, Platform: v1.Platform, ExternalID: v1.ExternalID,
+			ViewerKey: v1.ViewerKey, ViewerKind: tc.want, IPRangeKey: v1.IPRangeKey,
+		}, got.Payload)
+	}
+	require.Equal(t, events.TypePostViewRecordedV2, reg.CurrentType(events.TypePostViewRecordedV1))
+	require.Equal(t, events.TypePostViewRecordedV2, reg.CurrentType(events.TypePostViewRecordedV2))
+	require.Equal(t, "no.such.v1", reg.CurrentType("no.such.v1"))
+	require.Equal(t, []string{events.TypePostViewRecordedV1, events.TypePostViewRecordedV2}, reg.StoredTypes(events.TypePostViewRecordedV2))
+}
+
+func TestRegistryRejectsBrokenUpcasts(t *testing.T) {
+	base := func() []events.Definition { return events.Catalog() }
+	find := func(defs []events.Definition, typ string) int {
+		for i, d := range defs {
+			if d.Type == typ {
+				return i
+			}
+		}
+		t.Fatalf("%s not in catalog", typ)
+		return -1
+	}
+	tests := []struct {
+		name    string
+		edit    func([]events.Definition) []events.Definition
+		wantErr string
+	}{
+		{"target missing", func(d []events.Definition) []events.Definition {
+			return append(d[:find(d, events.TypePostViewRecordedV2)], d[find(d, events.TypePostViewRecordedV2)+1:]...)
+		}, "unregistered"},
+		{"function without target", func(d []events.Definition) []events.Definition {
+			d[find(d, events.TypePostViewRecordedV1)].UpcastTo = ""
+			return d
+		}, "go together"},
+		{"cycle", func(d []events.Definition) []events.Definition {
+			i := find(d, events.TypePostViewRecordedV2)
+			d[i].UpcastTo, d[i].Upcast = events.TypePostViewRecordedV1, func(p events.Payload) (events.Payload, error) { return p, nil }
+			return d
+		}, "cycle"},
+		{"other topic", func(d []events.Definition) []events.Definition {
+			d[find(d, events.TypePostViewRecordedV1)].UpcastTo = events.TypeAPIKeyAddedV1
+			return d
+		}, "another topic"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := events.NewRegistry(tc.edit(base())...)
+			require.ErrorContains(t, err, tc.wantErr)
+		})
 	}
 }
 

@@ -41,7 +41,10 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // Event type strings of the post aggregate.
 const (
 	TypePostVersionRegisteredV1 = "post.version_registered.v1"
-	TypePostViewRecordedV1      = "post.view_recorded.v1"
+	// TypePostViewRecordedV1 is superseded by v2: its records decode (are
+	// upcast) to PostViewRecordedV2.
+	TypePostViewRecordedV1 = "post.view_recorded.v1"
+	TypePostViewRecordedV2 = "post.view_recorded.v2"
 )
 
 // ImageOccurrenceV1 is one image position in a version's normalized text.
@@ -202,6 +205,7 @@ func (p PostVersionRegisteredV1) Validate() error {
 
 // PostViewRecordedV1 records one view of a registered post version. Viewer
 // and network identity are keyed hashes only; raw addresses never reach the log.
+// Superseded by PostViewRecordedV2: decoding a v1 record yields a v2 payload.
 type PostViewRecordedV1 struct {
 	PostID        string `json:"post_id"`
 	PostVersionID string `json:"post_version_id"`
@@ -236,6 +240,71 @@ func (p PostViewRecordedV1) Validate() error {
 		errs = append(errs, errors.New("ip_range_key is not a sha256 hex digest"))
 	}
 	return errors.Join(errs...)
+}
+
+// Kinds of viewer: the hash domain a view's viewer_key was derived in.
+const (
+	// ViewerInstanceAPIKey: the caller sent a valid instance API key; the
+	// viewer key is the keyed hash of that key's sha256 (one account).
+	ViewerInstanceAPIKey = "INSTANCE_API_KEY"
+	// ViewerAnonymousSession: no valid key; the viewer key is the keyed
+	// hash of the anonymous session (address and user agent).
+	ViewerAnonymousSession = "ANONYMOUS_SESSION"
+)
+
+// PostViewRecordedV2 records one view of a registered post version. It
+// replaces v1's authenticated boolean with ViewerKind, which names the kind
+// of identity behind ViewerKey, so a new kind of viewer is a new value
+// rather than another breaking change.
+type PostViewRecordedV2 struct {
+	PostID        string `json:"post_id"`
+	PostVersionID string `json:"post_version_id"`
+	Platform      string `json:"platform"`
+	ExternalID    string `json:"external_id"`
+	// ViewerKey identifies the account or anonymous session (ViewerKind).
+	ViewerKey  string `json:"viewer_key"`
+	ViewerKind string `json:"viewer_kind"`
+	// IPRangeKey identifies the caller's /24 (IPv4) or /48 (IPv6) network.
+	IPRangeKey string `json:"ip_range_key"`
+}
+
+// EventType implements Payload.
+func (PostViewRecordedV2) EventType() string { return TypePostViewRecordedV2 }
+
+// Validate implements Payload.
+func (p PostViewRecordedV2) Validate() error {
+	v1 := PostViewRecordedV1{PostID: p.PostID, PostVersionID: p.PostVersionID, Platform: p.Platform,
+		ExternalID: p.ExternalID, ViewerKey: p.ViewerKey, IPRangeKey: p.IPRangeKey}
+	errs := []error{v1.Validate()}
+	switch p.ViewerKind {
+	case ViewerInstanceAPIKey, ViewerAnonymousSession:
+	default:
+		errs = append(errs, fmt.Errorf("viewer_kind %q is unknown", p.ViewerKind))
+	}
+	return errors.Join(errs...)
+}
+
+// upcastPostViewRecordedV1 maps a stored v1 view to v2: authenticated views
+// were made with an instance API key, the others by anonymous sessions.
+// Every other field carries over unchanged.
+func upcastPostViewRecordedV1(old Payload) (Payload, error) {
+	var v PostViewRecordedV1
+	switch p := old.(type) {
+	case *PostViewRecordedV1:
+		v = *p
+	case PostViewRecordedV1:
+		v = p
+	default:
+		return nil, fmt.Errorf("not a %s payload: %T", TypePostViewRecordedV1, old)
+	}
+	kind := ViewerAnonymousSession
+	if v.Authenticated {
+		kind = ViewerInstanceAPIKey
+	}
+	return &PostViewRecordedV2{
+		PostID: v.PostID, PostVersionID: v.PostVersionID, Platform: v.Platform, ExternalID: v.ExternalID,
+		ViewerKey: v.ViewerKey, ViewerKind: kind, IPRangeKey: v.IPRangeKey,
+	}, nil
 }
 
 // TypePostIntegrityAnomalyRecordedV1 is the integrity anomaly event type.

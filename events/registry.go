@@ -22,6 +22,15 @@ type Definition struct {
 	New       func() Payload
 	// Subject derives the aggregate id from the payload.
 	Subject func(Payload) string
+	// UpcastTo and Upcast mark a superseded version: a stored record of Type
+	// still decodes (its payload is validated as written), and Upcast then
+	// turns it into a payload of UpcastTo, the next version, which is
+	// registered too and validated in turn. Chains (v1 -> v2 -> v3) are
+	// followed, so consumers only ever see the newest version while the log
+	// keeps the old records forever. Upcast must be pure: the same old
+	// payload always gives the same new one, so replays stay identical.
+	UpcastTo string
+	Upcast   func(Payload) (Payload, error)
 }
 
 // Registry maps type strings to definitions. It is built once and passed
@@ -46,9 +55,72 @@ func NewRegistry(defs ...Definition) (*Registry, error) {
 		if _, dup := r.defs[d.Type]; dup {
 			return nil, fmt.Errorf("event type %q defined twice", d.Type)
 		}
+		if (d.UpcastTo == "") != (d.Upcast == nil) {
+			return nil, fmt.Errorf("event type %q: UpcastTo and Upcast go together", d.Type)
+		}
 		r.defs[d.Type] = d
 	}
+	for _, d := range r.defs {
+		if err := r.checkUpcastChain(d); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// checkUpcastChain checks that d's upcasts reach a current type of the same
+// topic and aggregate without a cycle.
+func (r *Registry) checkUpcastChain(d Definition) error {
+	seen := map[string]bool{d.Type: true}
+	for cur := d; cur.UpcastTo != ""; {
+		next, ok := r.defs[cur.UpcastTo]
+		if !ok {
+			return fmt.Errorf("event type %q upcasts to unregistered %q", cur.Type, cur.UpcastTo)
+		}
+		if next.Topic != d.Topic || next.Aggregate != d.Aggregate {
+			return fmt.Errorf("event type %q upcasts to %q of another topic or aggregate", cur.Type, next.Type)
+		}
+		if seen[next.Type] {
+			return fmt.Errorf("event type %q: upcast cycle through %q", d.Type, next.Type)
+		}
+		seen[next.Type] = true
+		cur = next
+	}
+	return nil
+}
+
+// CurrentType is the type a stored record of eventType decodes to: itself,
+// or the end of its upcast chain. Consumers that filter records by the
+// errata-type header before decoding match stored types through it.
+func (r *Registry) CurrentType(eventType string) string {
+	d, ok := r.defs[eventType]
+	for ok && d.UpcastTo != "" {
+		d, ok = r.defs[d.UpcastTo]
+	}
+	if !ok {
+		return eventType
+	}
+	return d.Type
+}
+
+// StoredTypes lists every type whose records decode to currentType (itself
+// included), in sorted order: the header values a consumer of currentType
+// must accept.
+func (r *Registry) StoredTypes(currentType string) []string {
+	var out []string
+	for _, t := range r.Types() {
+		if r.CurrentType(t) == currentType {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Superseded reports whether eventType is an old version that decodes to a
+// newer one. Producers write only current types.
+func (r *Registry) Superseded(eventType string) bool {
+	d, ok := r.defs[eventType]
+	return ok && d.UpcastTo != ""
 }
 
 // Lookup returns the definition of a type string.
@@ -187,6 +259,10 @@ func (r *Registry) Decode(value []byte) (Event, error) {
 	if want := d.Subject(p); env.Subject != want {
 		return Event{}, fmt.Errorf("%s: subject %q does not match payload (%q)", env.Type, env.Subject, want)
 	}
+	p, err := r.upcast(d, p, env.Subject)
+	if err != nil {
+		return Event{}, err
+	}
 	return Event{
 		ID:            env.ID,
 		Subject:       env.Subject,
@@ -195,6 +271,30 @@ func (r *Registry) Decode(value []byte) (Event, error) {
 		CausationID:   env.CausationID,
 		Payload:       p,
 	}, nil
+}
+
+// upcast follows d's upcast chain from p, validating every step, and
+// checks that the subject (the record key) is unchanged: an upcast never
+// moves an event to another aggregate.
+func (r *Registry) upcast(d Definition, p Payload, subject string) (Payload, error) {
+	for d.UpcastTo != "" {
+		next, err := d.Upcast(p)
+		if err != nil {
+			return nil, fmt.Errorf("upcast %s to %s: %w", d.Type, d.UpcastTo, err)
+		}
+		if next == nil || next.EventType() != d.UpcastTo {
+			return nil, fmt.Errorf("upcast %s: gave %T, want %s", d.Type, next, d.UpcastTo)
+		}
+		nd := r.defs[d.UpcastTo]
+		if err := next.Validate(); err != nil {
+			return nil, fmt.Errorf("upcast %s to %s: %w", d.Type, nd.Type, err)
+		}
+		if want := nd.Subject(next); want != subject {
+			return nil, fmt.Errorf("upcast %s to %s: subject %q changed to %q", d.Type, nd.Type, subject, want)
+		}
+		d, p = nd, next
+	}
+	return p, nil
 }
 
 func strictUnmarshal(data []byte, v any) error {

@@ -267,9 +267,13 @@ func fillPlatform(p *events.PostVersionRegisteredV1, in *RegisterInput) {
 
 // RecordView appends a view of a registered version.
 func (s *Service) RecordView(ctx context.Context, postID, postVersionID, platform, externalID string, caller Caller) (producers.Position, error) {
-	ev, err := s.appender.NewEvent(&events.PostViewRecordedV1{
+	kind := events.ViewerAnonymousSession
+	if caller.Authenticated {
+		kind = events.ViewerInstanceAPIKey
+	}
+	ev, err := s.appender.NewEvent(&events.PostViewRecordedV2{
 		PostID: postID, PostVersionID: postVersionID, Platform: platform, ExternalID: externalID,
-		ViewerKey: caller.ViewerKey, IPRangeKey: caller.IPRangeKey, Authenticated: caller.Authenticated,
+		ViewerKey: caller.ViewerKey, ViewerKind: kind, IPRangeKey: caller.IPRangeKey,
 	}, caller.CorrelationID, "")
 	if err != nil {
 		return producers.Position{}, err

@@ -47,7 +47,8 @@ func NewApplier(ipRangeDailyCap int) *Applier {
 // Handles implements pgproj.Applier.
 func (a *Applier) Handles(t string) bool {
 	switch t {
-	case events.TypePostVersionRegisteredV1, events.TypePostViewRecordedV1,
+	// Stored v1 views decode (are upcast) to v2, so Apply only sees v2.
+	case events.TypePostVersionRegisteredV1, events.TypePostViewRecordedV1, events.TypePostViewRecordedV2,
 		events.TypePostIntegrityAnomalyRecordedV1, events.TypeAPIKeyAddedV1, events.TypeAPIKeyRevokedV1,
 		events.TypeInvestigationRequestedV1, events.TypeInvestigationCompletedV1, events.TypeInvestigationFailedV1,
 		events.TypeInvestigationAttemptStartedV1, events.TypeInvestigationAttemptFailedV1,
@@ -70,7 +71,7 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 		switch p := ev.Payload.(type) {
 		case *events.PostVersionRegisteredV1:
 			queueVersionRegistered(b, ev.Time, p)
-		case *events.PostViewRecordedV1:
+		case *events.PostViewRecordedV2:
 			views = append(views, view{at: ev.Time, p: p})
 		case *events.PostIntegrityAnomalyRecordedV1:
 			queueIntegrityAnomaly(b, ev, p)
@@ -274,7 +275,7 @@ func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, ser
 
 type view struct {
 	at time.Time
-	p  *events.PostViewRecordedV1
+	p  *events.PostViewRecordedV2
 }
 
 type creditKey struct {
