@@ -43,7 +43,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pool, err := e.servingPool(ctx)
+			pool, err := e.followingServingPool(ctx)
 			if err != nil {
 				return err
 			}

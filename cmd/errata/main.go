@@ -50,6 +50,9 @@ func run() error {
 		contentCmd(),
 		apikeyCmd(),
 		selectorCmd(),
+		replayCmd(),
+		verifyCmd(),
+		projectionsCmd(),
 	)
 	return root.ExecuteContext(ctx)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
+	"github.com/errata-dev/errata/projections/targets"
 )
 
 // projectorFactory builds the consumer-group runner of one projector and a
@@ -61,12 +62,7 @@ func workerCmd() *cobra.Command {
 				if !ok {
 					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames(), ", "))
 				}
-				r, closeFn, err := factory(ctx, e)
-				if err != nil {
-					return fmt.Errorf("projector %s: %w", name, err)
-				}
-				defer closeFn()
-				g.Go(func() error { return r.Run(ctx) })
+				g.Go(func() error { return superviseProjector(ctx, e, name, factory) })
 			}
 			stages = slices.DeleteFunc(stages, func(s string) bool { return s == "" })
 			if len(stages) > 0 {
@@ -108,9 +104,10 @@ func workerCmd() *cobra.Command {
 }
 
 // newServingRunner wires the serving projector to a consumer-group runner
-// whose positions come from the projection's own checkpoints.
+// whose positions come from the projection's own checkpoints, on the
+// generation the supervisor asks for (generationOf(ctx)).
 func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error) {
-	pool, err := e.servingPool(ctx)
+	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, targets.Name(e.cfg.ServingSchema, generationOf(ctx)))
 	if err != nil {
 		return nil, nil, err
 	}

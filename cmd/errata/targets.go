@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving"
+	"github.com/errata-dev/errata/projections/targets"
+)
+
+// targetPollInterval is how often readers and projectors look for a switch.
+const targetPollInterval = 2 * time.Second
+
+func init() {
+	migrators["targets"] = func(ctx context.Context, e *env) error {
+		pool, err := e.controlPool(ctx)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		return targets.New(pool).Migrate(ctx)
+	}
+}
+
+// controlPool opens a small pool for the control schema (names are qualified).
+func (e *env) controlPool(ctx context.Context) (*pgxpool.Pool, error) {
+	cfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, targets.Schema)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres pool: %w", err)
+	}
+	return pool, nil
+}
+
+// generationKey carries the generation a projector factory must build on.
+type generationKey struct{}
+
+// withGeneration tells a projector factory which generation to open.
+func withGeneration(ctx context.Context, gen int64) context.Context {
+	return context.WithValue(ctx, generationKey{}, gen)
+}
+
+// generationOf is the generation a projector factory was asked for (1 by default).
+func generationOf(ctx context.Context) int64 {
+	if g, ok := ctx.Value(generationKey{}).(int64); ok && g > 0 {
+		return g
+	}
+	return 1
+}
+
+// followingServingPool opens a pool on the active generation of the serving
+// projection and moves it when `errata replay` switches generations: the
+// pool's connections take their search_path from the active target when
+// they connect, and a switch resets the pool, so every request after the
+// switch reads the new schema while requests in flight finish on the old.
+func (e *env) followingServingPool(ctx context.Context) (*pgxpool.Pool, error) {
+	cfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	if err != nil {
+		return nil, err
+	}
+	var schema atomic.Value
+	schema.Store(e.cfg.ServingSchema)
+	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
+		cc.RuntimeParams["search_path"] = schema.Load().(string)
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres pool: %w", err)
+	}
+	store := targets.New(pool)
+	t, err := store.Active(ctx, serving.ProjectorName)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	schema.Store(targets.Name(e.cfg.ServingSchema, t.Generation))
+	pool.Reset()
+	go store.Watch(ctx, serving.ProjectorName, targetPollInterval, e.log, func(t targets.Target) {
+		name := targets.Name(e.cfg.ServingSchema, t.Generation)
+		if name == schema.Load().(string) {
+			return
+		}
+		e.log.Info("serving projection switched: readers move", "generation", t.Generation, "schema", name)
+		schema.Store(name)
+		pool.Reset()
+	})
+	return pool, nil
+}
+
+// superviseProjector runs the projector name on its active generation and,
+// when a replay switches the projection, stops it and starts it again on
+// the new generation (whose stored positions continue where the replay
+// stopped). The factory reads the generation with generationOf(ctx).
+func superviseProjector(ctx context.Context, e *env, name string, factory projectorFactory) error {
+	control, err := e.controlPool(ctx)
+	if err != nil {
+		return err
+	}
+	defer control.Close()
+	store := targets.New(control)
+	for {
+		t, err := store.Active(ctx, name)
+		if err != nil {
+			return err
+		}
+		runCtx, stop := context.WithCancel(withGeneration(ctx, t.Generation))
+		r, closeFn, err := factory(runCtx, e)
+		if err != nil {
+			stop()
+			return fmt.Errorf("projector %s generation %d: %w", name, t.Generation, err)
+		}
+		e.log.Info("projector running", "projector", name, "generation", t.Generation)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(runCtx) }()
+		switched := make(chan int64, 1)
+		go store.Watch(runCtx, name, targetPollInterval, e.log, func(nt targets.Target) {
+			if nt.Generation != t.Generation {
+				select {
+				case switched <- nt.Generation:
+				default:
+				}
+			}
+		})
+		select {
+		case err := <-done:
+			stop()
+			closeFn()
+			if err == nil && ctx.Err() == nil {
+				err = fmt.Errorf("projector %s stopped", name)
+			}
+			return err
+		case gen := <-switched:
+			e.log.Info("projection switched: projector moves to the new generation", "projector", name, "from", t.Generation, "to", gen)
+			stop()
+			<-done
+			closeFn()
+		}
+	}
+}
