@@ -90,6 +90,8 @@ type Config struct {
 	// WorkerID names this worker instance in events and leases (default:
 	// host name and process id).
 	WorkerID string
+	// LLMPrices price model tokens for the cost estimates in metrics.
+	LLMPrices LLMPrices
 }
 
 // DefaultOpenAIBaseURL is OpenAI's public API root.
@@ -261,6 +263,9 @@ var Vars = []Var{
 		set: func(c *Config, v string) error { c.SearchBaseURL = v; return nil }},
 	{Name: "ERRATA_WORKER_ID", Default: "", Doc: "this worker's name in events and leases (empty: host name and process id)",
 		set: func(c *Config, v string) error { c.WorkerID = v; return nil }},
+	{Name: "ERRATA_LLM_PRICES", Default: DefaultLLMPrices,
+		Doc: "US dollars per million tokens for cost metrics: model=input:output[:cached_input],... (a dated snapshot matches its alias; unknown models count tokens only)",
+		set: func(c *Config, v string) (err error) { c.LLMPrices, err = ParseLLMPrices(v); return }},
 }
 
 func positiveDuration(v string) (time.Duration, error) {

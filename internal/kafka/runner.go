@@ -86,6 +86,15 @@ type RunnerConfig struct {
 	Positions PositionStore
 	// ExtraOpts are appended to the client options (tests).
 	ExtraOpts []kgo.Opt
+	// Observer, when set, learns of every batch whose effects are durable
+	// (throughput metrics). Nil observes nothing.
+	Observer BatchObserver
+}
+
+// BatchObserver is told about each batch once its handler has made its
+// effects durable, with the time the batch took, retries included.
+type BatchObserver interface {
+	BatchDone(group, topic string, partition int32, records int, took time.Duration)
 }
 
 func (c *RunnerConfig) defaults() {
@@ -227,9 +236,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			if runErr != nil || len(p.Records) == 0 {
 				return
 			}
+			start := time.Now()
 			runErr = r.process(ctx, Batch{Topic: p.Topic, Partition: p.Partition, Records: p.Records})
 			if runErr == nil {
 				done = append(done, p.Records[len(p.Records)-1])
+				if r.cfg.Observer != nil {
+					r.cfg.Observer.BatchDone(r.cfg.Group, p.Topic, p.Partition, len(p.Records), time.Since(start))
+				}
 			}
 		})
 		// Effects of the processed partitions are durable; only now may their
