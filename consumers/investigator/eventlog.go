@@ -12,11 +12,24 @@ import (
 // with its investigation, and the events of one call are appended in order
 // in one request (one key, one partition).
 type EventLog struct {
-	app *producers.Appender
+	app      *producers.Appender
+	exchange ExchangeObserver
 }
+
+// ExchangeObserver learns of each model exchange once its event is in the
+// log (token and cost metrics). Only live calls append exchanges, so
+// replays and rebuilds never reach it.
+type ExchangeObserver func(ex *events.InvestigationExchangeRecordedV1)
 
 // NewEventLog returns an event log over an appender.
 func NewEventLog(app *producers.Appender) *EventLog { return &EventLog{app: app} }
+
+// WithExchangeObserver makes the log report every exchange it appends to o
+// (nil: none) and returns the log.
+func (l *EventLog) WithExchangeObserver(o ExchangeObserver) *EventLog {
+	l.exchange = o
+	return l
+}
 
 // Append appends payloads in order and returns their events.
 func (l *EventLog) Append(ctx context.Context, investigationID string, payloads ...events.Payload) error {
@@ -36,6 +49,13 @@ func (l *EventLog) AppendEvents(ctx context.Context, investigationID string, pay
 	}
 	if _, err := l.app.Append(ctx, evs...); err != nil {
 		return nil, fmt.Errorf("investigation %s: %w", investigationID, err)
+	}
+	if l.exchange != nil {
+		for _, p := range payloads {
+			if ex, ok := p.(*events.InvestigationExchangeRecordedV1); ok {
+				l.exchange(ex)
+			}
+		}
 	}
 	return evs, nil
 }
