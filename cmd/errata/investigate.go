@@ -65,7 +65,8 @@ func (e *env) provider() llm.Provider {
 func openRunState(ctx context.Context, e *env, name string) (*runstate.Group, error) {
 	return runstate.OpenGroup(ctx, runstate.GroupConfig{Name: name, DatabaseURL: e.cfg.DatabaseURL,
 		Brokers: e.cfg.KafkaBrokers, Topics: e.topics, Registry: e.registry,
-		Kafka: kafka.RunnerConfig{InstanceID: e.cfg.KafkaInstanceID, SessionTimeout: e.cfg.KafkaSessionTimeout}}, e.log)
+		Kafka: kafka.RunnerConfig{InstanceID: e.cfg.KafkaInstanceID, SessionTimeout: e.cfg.KafkaSessionTimeout,
+			Observer: e.batchObserver()}}, e.log)
 }
 
 // investigatorParts are what both stages share.
@@ -90,7 +91,8 @@ func newInvestigatorParts(ctx context.Context, e *env) (*investigatorParts, erro
 		return nil, err
 	}
 	p := &investigatorParts{serving: pool, producer: producer.Close,
-		log: investigator.NewEventLog(producers.NewAppender(producer, e.registry, e.topics, nil))}
+		log: investigator.NewEventLog(producers.NewAppender(producer, e.registry, e.topics, nil)).
+			WithExchangeObserver(e.exchangeObserver())}
 	ks, err := e.keyStore(ctx, pool)
 	if err != nil {
 		p.close()

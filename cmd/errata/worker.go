@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -93,7 +90,7 @@ func workerCmd() *cobra.Command {
 					g.Go(func() error { return ex.Run(ctx) })
 				}
 			}
-			g.Go(func() error { return serveWorkerHealth(ctx, e.cfg.WorkerHTTPAddr) })
+			g.Go(func() error { return serveWorkerHealth(ctx, e, projectors, stages) })
 			e.log.Info("worker running", "projectors", projectors, "stages", stages, "health", "http://"+e.cfg.WorkerHTTPAddr+"/health")
 			return g.Wait()
 		},
@@ -127,6 +124,7 @@ func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 		Positions:      proj,
 		InstanceID:     e.cfg.KafkaInstanceID,
 		SessionTimeout: e.cfg.KafkaSessionTimeout,
+		Observer:       e.batchObserver(),
 	}, proj, e.log)
 	if err != nil {
 		producer.Close()
@@ -143,27 +141,4 @@ func servingTopics(e *env) []string {
 		out = append(out, e.topics.Name(tp))
 	}
 	return out
-}
-
-// serveWorkerHealth answers GET /health for container health checks.
-func serveWorkerHealth(ctx context.Context, addr string) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}`))
-	})
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return fmt.Errorf("worker health endpoint: %w", err)
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	}
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/errata-dev/errata/api"
+	"github.com/errata-dev/errata/consumers/investigator"
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/metrics"
+	"github.com/errata-dev/errata/internal/ops"
+	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+// observabilityExtension is the operations surface of `errata serve`. Its
+// name sorts before every other extension's, because extensions mount in
+// name order and the request middleware must come before any route to
+// measure and log it.
+const observabilityExtension = "0-observability"
+
+func init() {
+	apiExtensions[observabilityExtension] = newAPIObservability
+}
+
+// readinessTimeout bounds each dependency check of /readyz.
+const readinessTimeout = 2 * time.Second
+
+// processMetrics are this process's metrics: one registry, shared by the
+// runners, the investigation stages and the HTTP surface.
+type processMetrics struct {
+	reg      *prometheus.Registry
+	http     *metrics.HTTP
+	consumer *metrics.Consumer
+	llm      *metrics.LLM
+}
+
+var (
+	processMetricsOnce sync.Once
+	processMetricsSet  *processMetrics
+)
+
+// metrics returns the process's metrics, built on first use (one process,
+// one configuration).
+func (e *env) metrics() *processMetrics {
+	processMetricsOnce.Do(func() {
+		reg := metrics.NewRegistry()
+		processMetricsSet = &processMetrics{reg: reg, http: metrics.NewHTTP(reg), consumer: metrics.NewConsumer(reg),
+			llm: metrics.NewLLM(reg, e.cfg.LLMPrices, e.log)}
+	})
+	return processMetricsSet
+}
+
+// batchObserver counts what runners make durable (RunnerConfig.Observer).
+func (e *env) batchObserver() kafka.BatchObserver { return e.metrics().consumer }
+
+// exchangeObserver counts the tokens and cost of every exchange the
+// investigation stages record.
+func (e *env) exchangeObserver() investigator.ExchangeObserver {
+	m := e.metrics().llm
+	return func(ex *events.InvestigationExchangeRecordedV1) {
+		m.Record(ex.Provider, ex.Model, ex.Stage, metrics.Usage{Input: ex.Usage.InputTokens,
+			Cached: ex.Usage.CachedInputTokens, Output: ex.Usage.OutputTokens, Reasoning: ex.Usage.ReasoningTokens})
+	}
+}
+
+// consumerGroups are the Kafka consumer groups of Errata's projectors and
+// investigation stages, as the worker names them.
+func consumerGroups(e *env, projectors, stages []string) []string {
+	var out []string
+	for _, p := range projectors {
+		out = append(out, e.cfg.TopicPrefix+"projector."+p)
+	}
+	for _, s := range stages {
+		out = append(out, e.cfg.TopicPrefix+s)
+	}
+	return out
+}
+
+// storeChecks are the readiness checks of the search and metrics stores,
+// for processes that use them.
+func storeChecks(e *env, search, analytics bool) []ops.Check {
+	var out []ops.Check
+	if search {
+		out = append(out, ops.HTTPCheck("elasticsearch", e.cfg.ElasticsearchURL, "/"))
+	}
+	if analytics {
+		out = append(out, ops.HTTPCheck("clickhouse", e.cfg.ClickHouseURL, "/ping"))
+	}
+	return out
+}
+
+// newAdminClient opens a Kafka client for readiness and lag; it does not
+// dial until used, so the API starts even while Kafka is down (readyz says so).
+func newAdminClient(e *env) (*kgo.Client, error) {
+	return kafka.NewClient(e.cfg.KafkaBrokers, kgo.RetryTimeout(readinessTimeout))
+}
+
+// newAPIObservability mounts /metrics, /livez, /readyz and the request
+// middleware on the API. Its /metrics adds the lag of every Errata
+// consumer group and investigations by state.
+func newAPIObservability(_ context.Context, e *env, pool *pgxpool.Pool) (api.Option, func(), error) {
+	m := e.metrics()
+	cl, err := newAdminClient(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups := consumerGroups(e, projectorNames(), stageNames)
+	m.reg.MustRegister(
+		metrics.NewLagCollector(kadm.NewClient(cl), func() []string { return groups }, metrics.LagOptions{}, e.log),
+		metrics.NewInvestigationsCollector(serving.NewReader(pool).InvestigationsByStatus, metrics.LagOptions{}, e.log),
+	)
+	// The public GraphQL surface reads the search index and the metrics store.
+	_, graphql := apiExtensions["graphql"]
+	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool)}, storeChecks(e, graphql, graphql)...)
+	ready := ops.NewReadiness(checks, readinessTimeout, e.log)
+	mw := ops.Middleware(m.http, e.log)
+	return api.WithRoutes(func(app *fiber.App) { ops.Mount(app, mw, m.reg, ready, e.log) }), cl.Close, nil
+}
+
+// serveWorkerHealth serves the worker's /health, /livez, /readyz (Kafka,
+// Postgres, and the stores of the projectors it runs) and /metrics
+// (throughput, lag of its own groups, model tokens and cost).
+func serveWorkerHealth(ctx context.Context, e *env, projectors, stages []string) error {
+	m := e.metrics()
+	cl, err := newAdminClient(e)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	groups := consumerGroups(e, projectors, stages)
+	m.reg.MustRegister(metrics.NewLagCollector(kadm.NewClient(cl), func() []string { return groups }, metrics.LagOptions{}, e.log))
+	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool)},
+		storeChecks(e, slices.Contains(projectors, "search"), slices.Contains(projectors, "metrics"))...)
+	srv := &http.Server{Addr: e.cfg.WorkerHTTPAddr, Handler: ops.Mux(m.reg, ops.NewReadiness(checks, readinessTimeout, e.log), e.log),
+		ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("worker health endpoint: %w", err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	}
+}
