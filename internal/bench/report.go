@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Row is one line of the table: a figure, its baseline from the same run,
+// and figure / baseline.
+type Row struct {
+	Measure  string   `json:"measure"`
+	Figure   string   `json:"figure"`
+	Baseline string   `json:"baseline"`
+	Ratio    *float64 `json:"ratio,omitempty"`
+}
+
+func ratio(a, b float64) *float64 {
+	if b == 0 {
+		return nil
+	}
+	r := a / b
+	return &r
+}
+
+func rows(r *Result, opt Options) []Row {
+	var out []Row
+	add := func(measure, figure, baseline string, q *float64) {
+		out = append(out, Row{Measure: measure, Figure: figure, Baseline: baseline, Ratio: q})
+	}
+	add(fmt.Sprintf("API register+view throughput (%d clients, %d-word posts)", r.API.Concurrency, opt.Words),
+		fmt.Sprintf("%.0f req/s (%d requests, %d errors)", r.API.RequestsPerSec, r.API.Requests, r.API.Errors),
+		fmt.Sprintf("%.0f req/s fiber echo, same load (%d requests, %d errors)", r.Echo.RequestsPerSec, r.Echo.Requests, r.Echo.Errors),
+		ratio(r.API.RequestsPerSec, r.Echo.RequestsPerSec))
+	lat := func(name string, api, echo Latency) {
+		for _, p := range []struct {
+			label     string
+			api, echo float64
+		}{{"p50", api.P50, echo.P50}, {"p90", api.P90, echo.P90}, {"p99", api.P99, echo.P99}, {"max", api.Max, echo.Max}} {
+			add(name+" latency "+p.label, fmt.Sprintf("%.2f ms", p.api), fmt.Sprintf("%.2f ms echo", p.echo), ratio(p.api, p.echo))
+		}
+	}
+	lat("registerObservedVersion", r.API.Register, r.Echo.Register)
+	lat("recordViewAndGetStatus", r.API.View, r.Echo.View)
+	for _, p := range []struct {
+		label string
+		f, b  float64
+	}{{"p50", r.Freshness.Latency.P50, r.KafkaRound.P50}, {"p99", r.Freshness.Latency.P99, r.KafkaRound.P99}} {
+		add(fmt.Sprintf("freshness %s: event appended -> visible in getInvestigation (%d samples)", p.label, r.Freshness.Latency.Count),
+			fmt.Sprintf("%.2f ms", p.f), fmt.Sprintf("%.2f ms raw Kafka produce->consume", p.b), ratio(p.f, p.b))
+	}
+	add(fmt.Sprintf("serving projection, exactly-once (%d events)", r.Projection.Events),
+		fmt.Sprintf("%.0f events/s", r.Projection.EventsPerSec), fmt.Sprintf("%.0f rows/s pgx CopyFrom", r.CopyFrom.PerSec),
+		ratio(r.Projection.EventsPerSec, r.CopyFrom.PerSec))
+	add(fmt.Sprintf("serving projection, exactly-once (%d events)", r.Projection.Events),
+		fmt.Sprintf("%.0f events/s", r.Projection.EventsPerSec), fmt.Sprintf("%.0f records/s raw Kafka consume", r.ProjConsume.PerSec),
+		ratio(r.Projection.EventsPerSec, r.ProjConsume.PerSec))
+	add(fmt.Sprintf("replay from offset 0 into a fresh schema (%d events)", r.Replay.Events),
+		fmt.Sprintf("%.0f events/s", r.Replay.EventsPerSec), fmt.Sprintf("%.0f records/s raw Kafka consume", r.ReplayRaw.PerSec),
+		ratio(r.Replay.EventsPerSec, r.ReplayRaw.PerSec))
+	return out
+}
+
+// WriteMarkdown prints the table and the checks.
+func (r Result) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| measure | figure | baseline (same run) | ratio |\n|---|---|---|---|\n")
+	for _, row := range r.Rows {
+		q := "-"
+		if row.Ratio != nil {
+			q = fmt.Sprintf("%.3g", *row.Ratio)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.Measure, row.Figure, row.Baseline, q)
+	}
+	b.WriteString("\nratio = figure / baseline: for rates the share of the baseline reached, for latencies how many times longer.\n")
+	failed := 0
+	for _, c := range r.Checks {
+		if !c.OK {
+			failed++
+			fmt.Fprintf(&b, "FAILED check: %s: %s\n", c.Name, c.Detail)
+		}
+	}
+	if failed == 0 {
+		fmt.Fprintf(&b, "all %d checks passed (zero errors, exact counts, replay identical to the live projection)\n", len(r.Checks))
+	} else {
+		fmt.Fprintf(&b, "FLAGGED: %d of %d checks failed; the figures are suspect\n", failed, len(r.Checks))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// compareSchemas compares every table of two serving schemas row by row
+// (migration bookkeeping aside) and describes the differences; "" means
+// identical.
+func compareSchemas(ctx context.Context, databaseURL, a, b string) (string, error) {
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return "", fmt.Errorf("connect postgres: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations' ORDER BY 1`, a)
+	if err != nil {
+		return "", fmt.Errorf("list tables: %w", err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("list tables: %w", err)
+	}
+	var diffs []string
+	for _, t := range tables {
+		sum := func(schema string) (string, error) {
+			var n int
+			var h string
+			q := `SELECT count(*), md5(COALESCE(string_agg(t::text, E'\n' ORDER BY t::text), '')) FROM ` + pgx.Identifier{schema, t}.Sanitize() + ` t`
+			if err := conn.QueryRow(ctx, q).Scan(&n, &h); err != nil {
+				return "", fmt.Errorf("sum %s.%s: %w", schema, t, err)
+			}
+			return fmt.Sprintf("%d rows, md5 %s", n, h), nil
+		}
+		sa, err := sum(a)
+		if err != nil {
+			return "", err
+		}
+		sb, err := sum(b)
+		if err != nil {
+			return "", err
+		}
+		if sa != sb {
+			diffs = append(diffs, fmt.Sprintf("%s: %s vs %s", t, sa, sb))
+		}
+	}
+	return strings.Join(diffs, "; "), nil
+}
