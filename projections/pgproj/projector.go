@@ -25,6 +25,22 @@ type Applier interface {
 	Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error
 }
 
+// Positioned is an event with the log position it was read from.
+type Positioned struct {
+	Event     events.Event
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// PositionedApplier is an Applier whose read model records where each
+// event sits on the log (an audit of envelopes); the projector calls
+// ApplyPositioned instead of Apply, with the same events in the same order.
+type PositionedApplier interface {
+	Applier
+	ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []Positioned) error
+}
+
 // DeadLetterer parks a record that cannot be decoded.
 type DeadLetterer interface {
 	Send(ctx context.Context, rec *kgo.Record, cause error, now time.Time) error
@@ -97,6 +113,7 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 	}
 
 	evs := make([]events.Event, 0, len(b.Records))
+	var offsets []int64
 	var last *kgo.Record
 	var lastTime *time.Time
 	for _, rec := range b.Records {
@@ -115,6 +132,7 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 			continue
 		}
 		evs = append(evs, ev)
+		offsets = append(offsets, rec.Offset)
 		t := ev.Time
 		lastTime = &t
 	}
@@ -122,7 +140,17 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 		return nil // the whole batch was applied before
 	}
 	if len(evs) > 0 {
-		if err := p.applier.Apply(ctx, tx, evs); err != nil {
+		var err error
+		if pa, ok := p.applier.(PositionedApplier); ok {
+			pos := make([]Positioned, len(evs))
+			for i, ev := range evs {
+				pos[i] = Positioned{Event: ev, Topic: b.Topic, Partition: b.Partition, Offset: offsets[i]}
+			}
+			err = pa.ApplyPositioned(ctx, tx, pos)
+		} else {
+			err = p.applier.Apply(ctx, tx, evs)
+		}
+		if err != nil {
 			return fmt.Errorf("apply %s/%d@%d..%d: %w", b.Topic, b.Partition, b.Records[0].Offset, last.Offset, err)
 		}
 	}
