@@ -53,6 +53,7 @@ func run() error {
 		replayCmd(),
 		verifyCmd(),
 		projectionsCmd(),
+		benchCmd(),
 	)
 	return root.ExecuteContext(ctx)
 }

@@ -16,6 +16,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/testenv"
@@ -46,6 +49,8 @@ type Options struct {
 	Progress io.Writer
 	// Log receives the components' logs (nil: none).
 	Log *slog.Logger
+	// APIOptions: see StackConfig.APIOptions. It is told the bench's topics.
+	APIOptions func(ctx context.Context, topics events.Topics, databaseURL string, pool *pgxpool.Pool) ([]api.Option, func(), error)
 }
 
 // Defaults fills unset sizes.
@@ -176,6 +181,12 @@ func runAPI(ctx context.Context, opt Options, rs *Resources, res *Result, progre
 		Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "serving", Topics: topics,
 		IPRangeDailyCap: opt.IPRangeDailyCap, ReadYourWritesTimeout: opt.ReadYourWritesTimeout,
 		HashSecret: opt.HashSecret, Log: opt.Log,
+		APIOptions: func(ctx context.Context, pool *pgxpool.Pool) ([]api.Option, func(), error) {
+			if opt.APIOptions == nil {
+				return nil, func() {}, nil
+			}
+			return opt.APIOptions(ctx, topics, rs.DatabaseURL, pool)
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("start API: %w", err)

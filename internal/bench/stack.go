@@ -34,6 +34,10 @@ type StackConfig struct {
 	ReadYourWritesTimeout time.Duration
 	HashSecret            string
 	Log                   *slog.Logger
+	// APIOptions, when set, adds the surfaces `errata serve` mounts
+	// (metrics, request logs, ...) on the serving pool, so the measured API
+	// is the one deployed; release runs when the stack closes.
+	APIOptions func(ctx context.Context, pool *pgxpool.Pool) (opts []api.Option, release func(), err error)
 }
 
 // Stack is the API as `errata serve` runs it (real fiber server on a free
@@ -56,6 +60,7 @@ type Stack struct {
 	serveErr chan error
 	cancel   context.CancelFunc
 	runDone  chan error
+	release  func()
 }
 
 // StartStack migrates the serving schema, starts the projector and the API,
@@ -101,15 +106,23 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 	go func() { s.runDone <- runner.Run(rctx) }()
 
 	reader := serving.NewReader(s.Pool)
+	opts := []api.Option{api.WithInvestigations(s.Requests, reader),
+		api.WithRoutes(func(app *fiber.App) { app.Use(s.counter.middleware) })}
+	if cfg.APIOptions != nil {
+		extra, release, err := cfg.APIOptions(ctx, s.Pool)
+		if err != nil {
+			return nil, fmt.Errorf("api options: %w", err)
+		}
+		s.release = release
+		opts = append(opts, extra...)
+	}
 	srv, err := api.New(api.Config{
 		MinExtensionVersion:   "0.2.0",
 		ReadYourWritesTimeout: cfg.ReadYourWritesTimeout,
 		// Never used by the bench (validateSettings is not called); loopback
 		// so nothing could ever leave the machine.
 		OpenAIBaseURL: "http://127.0.0.1:9/v1",
-	}, s.Ingest, reader, s.Watermark, s.Hasher, cfg.Log,
-		api.WithInvestigations(s.Requests, reader),
-		api.WithRoutes(func(app *fiber.App) { app.Use(s.counter.middleware) }))
+	}, s.Ingest, reader, s.Watermark, s.Hasher, cfg.Log, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +187,9 @@ func (s *Stack) Close() error {
 		if err := <-s.runDone; err != nil {
 			errs = append(errs, fmt.Errorf("serving projector: %w", err))
 		}
+	}
+	if s.release != nil {
+		s.release()
 	}
 	if s.producer != nil {
 		s.producer.Close()

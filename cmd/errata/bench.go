@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/errata-dev/errata/api"
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/bench"
+	"github.com/errata-dev/errata/internal/config"
+	"github.com/errata-dev/errata/internal/logging"
+)
+
+// errBenchFlagged: the bench ran but a check failed (errors, counts off).
+var errBenchFlagged = errors.New("bench flagged: a check failed, see above")
+
+func benchCmd() *cobra.Command {
+	var opt bench.Options
+	var asJSON bool
+	var extensions []string
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the system on the local services and print each figure beside a raw baseline from the same run",
+		Long: "Runs in its own Postgres database and Kafka topics (created and removed by the run):\n" +
+			"API register+view load against a fiber echo handler, freshness (event appended -> visible in the API)\n" +
+			"against a raw Kafka round trip, the serving projector against pgx CopyFrom and a raw Kafka consume,\n" +
+			"and a replay from offset 0 against a raw consume of the same topics. The table goes to stdout,\n" +
+			"progress to stderr.",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.FromEnv()
+			if err != nil {
+				return err
+			}
+			log, err := logging.New(os.Stderr, cfg.LogFormat, "warn")
+			if err != nil {
+				return err
+			}
+			opt.Brokers, opt.AdminDatabaseURL, opt.HashSecret = cfg.KafkaBrokers, cfg.DatabaseURL, cfg.HashSecret
+			opt.IPRangeDailyCap, opt.ReadYourWritesTimeout = cfg.ViewIPRangeDailyCap, cfg.ReadYourWritesTimeout
+			opt.Progress, opt.Log = cmd.ErrOrStderr(), log.With("component", "bench")
+			extensions = slices.DeleteFunc(extensions, func(s string) bool { return s == "" })
+			for _, name := range extensions {
+				if _, ok := apiExtensions[name]; !ok {
+					return fmt.Errorf("unknown API extension %q (registered: %s)", name, strings.Join(slices.Sorted(maps.Keys(apiExtensions)), ", "))
+				}
+			}
+			opt.APIOptions = func(ctx context.Context, topics events.Topics, databaseURL string, pool *pgxpool.Pool) ([]api.Option, func(), error) {
+				// The extensions see the bench's own database and topics, as
+				// `errata serve` would see the configured ones.
+				benchCfg := cfg
+				benchCfg.DatabaseURL, benchCfg.ServingSchema, benchCfg.TopicPrefix = databaseURL, "serving", topics.Prefix
+				e := &env{cfg: benchCfg, log: opt.Log, registry: events.NewCatalogRegistry(), topics: topics}
+				return benchAPIOptions(ctx, e, pool, extensions)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "bench: API extensions mounted as by errata serve: %s\n", strings.Join(extensions, ", "))
+			res, err := bench.Run(cmd.Context(), opt)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				err = enc.Encode(res)
+			} else {
+				err = res.WriteMarkdown(out)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "bench: done in %.0f s\n", res.TotalSeconds)
+			if res.Flagged {
+				return errBenchFlagged
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.DurationVar(&opt.APIDuration, "duration", 20*time.Second, "duration of each load run (API, then echo baseline)")
+	f.IntVar(&opt.Concurrency, "concurrency", 8, "concurrent keep-alive clients of the load generator")
+	f.IntVar(&opt.Words, "words", 300, "words per generated post")
+	f.IntVar(&opt.FreshnessSamples, "freshness-samples", 200, "freshness samples (and Kafka round trips)")
+	f.DurationVar(&opt.FreshnessInterval, "freshness-interval", 25*time.Millisecond, "pause between freshness samples")
+	f.IntVar(&opt.ProjectionPosts, "posts", 200, "posts of the serving projection workload")
+	f.IntVar(&opt.ViewsPerPost, "views-per-post", 49, "views per post of that workload")
+	f.Int32Var(&opt.Partitions, "partitions", 3, "partitions of the bench's topics")
+	f.StringSliceVar(&extensions, "api-extensions", slices.Sorted(maps.Keys(apiExtensions)), "API extensions to mount, as errata serve does (empty: none)")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON instead of a Markdown table")
+	return c
+}
+
+// benchAPIOptions builds the named API extensions in name order, as serve
+// does; the returned release undoes them all.
+func benchAPIOptions(ctx context.Context, e *env, pool *pgxpool.Pool, names []string) ([]api.Option, func(), error) {
+	var opts []api.Option
+	var releases []func()
+	release := func() {
+		for i := len(releases) - 1; i >= 0; i-- {
+			releases[i]()
+		}
+	}
+	for _, name := range slices.Sorted(slices.Values(names)) {
+		opt, closeFn, err := apiExtensions[name](ctx, e, pool)
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("api %s: %w", name, err)
+		}
+		opts, releases = append(opts, opt), append(releases, closeFn)
+	}
+	return opts, release, nil
+}
