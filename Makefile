@@ -58,6 +58,7 @@ bench: build
 	deploy/local/up
 	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./projections/... ./internal/content/
 	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench Orchestration -benchtime 20x -count 1 ./consumers/investigator/
+	$(BIN) bench
 
 lint:
 	gofmt -l . | (! grep .)
