@@ -54,6 +54,7 @@ func run() error {
 		verifyCmd(),
 		projectionsCmd(),
 		benchCmd(),
+		auditCmd(),
 	)
 	return root.ExecuteContext(ctx)
 }

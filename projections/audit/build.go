@@ -258,9 +258,9 @@ func exchangeOf(step Step, p *events.InvestigationExchangeRecordedV1) (*Exchange
 	ex := &Exchange{Step: step, Stage: p.Stage, SubmissionID: p.SubmissionID, Round: p.Round, Prompt: promptOf(p.Prompt),
 		Provider: p.Provider, Model: p.Model, HTTPStatus: p.HTTPStatus, RequestID: p.RequestID, DurationMS: p.DurationMS,
 		ToolCalls: []ToolCall{}, WebSearches: []WebSearch{}, Citations: []Citation{}, ToolResults: []ToolResult{},
-		Usage: Usage(p.Usage), RawRequest: p.RawRequest, RawResponse: p.RawResponse}
-	if string(ex.RawRequest) == "null" {
-		ex.RawRequest = nil
+		Usage: Usage(p.Usage), RawRequest: string(p.RawRequest), RawResponse: p.RawResponse}
+	if ex.RawRequest == "null" {
+		ex.RawRequest = ""
 	}
 	for _, tr := range p.ToolResults {
 		ex.ToolResults = append(ex.ToolResults, ToolResult(tr))

@@ -113,7 +113,7 @@ func TestTrailFromLogAndProjection(t *testing.T) {
 	wantPublic, err := fromLog.Public()
 	require.NoError(t, err)
 	requireSameJSON(t, wantPublic, public, "the public trail of a complete investigation")
-	require.Nil(t, public.Attempts[1].Exchanges[0].RawRequest)
+	require.Empty(t, public.Attempts[1].Exchanges[0].RawRequest)
 
 	none, err := reader.Trail(ctx, pending.InvestigationID)
 	require.NoError(t, err)

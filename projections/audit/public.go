@@ -42,7 +42,7 @@ func (t *Trail) Public() (*Trail, error) {
 	}
 	pubExchange := func(x *Exchange) {
 		pub(&x.Step)
-		x.RawRequest, x.RawResponse, x.RequestID = nil, "", ""
+		x.RawRequest, x.RawResponse, x.RequestID = "", "", ""
 	}
 	if pv := p.PostVersion; pv != nil {
 		pub(&pv.FirstRegistered)

@@ -246,8 +246,10 @@ type Exchange struct {
 	Error            *ExchangeError  `json:"error"`
 	// RawRequest and RawResponse are the exact bodies sent and received
 	// (image data replaced by blob references). Left out of the public trail.
-	RawRequest  json.RawMessage `json:"raw_request,omitempty"`
-	RawResponse string          `json:"raw_response,omitempty"`
+	// RawRequest is a string so the JSON rendering keeps its bytes as
+	// stored, not re-indented.
+	RawRequest  string `json:"raw_request,omitempty"`
+	RawResponse string `json:"raw_response,omitempty"`
 }
 
 // ToolCall is a function call the model made, with its raw arguments.

@@ -92,7 +92,7 @@ func TestCompleteTrailGolden(t *testing.T) {
 	require.Contains(t, x.ToolCalls[0].Arguments, audittest.Claim)
 	require.Equal(t, "Eiffel Tower completion year", x.WebSearches[0].Query)
 	require.Equal(t, []string{"Check the completion date of the Eiffel Tower."}, x.Reasoning)
-	require.JSONEq(t, `{"model":"gpt-5","input":"`+f.Investigation[2].Payload.(*events.InvestigationInputSnapshottedV1).Text+`","round":1}`, string(x.RawRequest))
+	require.JSONEq(t, `{"model":"gpt-5","input":"`+f.Investigation[2].Payload.(*events.InvestigationInputSnapshottedV1).Text+`","round":1}`, x.RawRequest)
 	require.Equal(t, "https://www.toureiffel.paris/en/the-monument/history", a2.Exchanges[1].Citations[0].URL)
 	require.Len(t, a2.Submissions, 2)
 	require.Equal(t, events.ValidationApproved, a2.Submissions[0].Validation.Outcome)

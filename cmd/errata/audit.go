@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/projections/audit"
+	"github.com/errata-dev/errata/projections/pgproj"
+)
+
+// The audit trail: `errata audit`, the audit projector and its migration.
+func init() {
+	projectorFactories[audit.ProjectorName] = newAuditRunner
+	migrators[audit.ProjectorName] = func(ctx context.Context, e *env) error {
+		pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, audit.Schema)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		return pgproj.Migrate(ctx, pool, audit.Schema, audit.Migrations(), e.log)
+	}
+}
+
+// auditCmd prints the trail of one investigation.
+func auditCmd() *cobra.Command {
+	var asJSON, fromProjection bool
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "audit <investigationId>",
+		Short: "Print the complete trail of one investigation from the log (text, or --json)",
+		Long: "Reads every event of the investigation from the investigations topic (the partition its id\n" +
+			"maps to, from the start to the end offset at the time of the call) and the registrations of its\n" +
+			"post version from the posts topic, and prints the post version and its hashes, the requests,\n" +
+			"the input snapshot, every attempt (prompt version and sha256, model, tools, exchanges with tool\n" +
+			"calls, searches, citations, tool results, tokens; exact request and response bodies with --json),\n" +
+			"every submitted claim with the validator's decision, and the result. --from-projection reads the\n" +
+			"audit projection in Postgres instead (same trail, as far as the projector has applied the log).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			e, err := loadEnv("audit")
+			if err != nil {
+				return err
+			}
+			var trail *audit.Trail
+			if fromProjection {
+				reader, closeFn, err := e.auditReader(ctx)
+				if err != nil {
+					return err
+				}
+				defer closeFn()
+				trail, err = reader.FullTrail(ctx, args[0])
+				if errors.Is(err, audit.ErrNotFound) {
+					return fmt.Errorf("%w (is the audit projector running? `errata worker --projectors audit`)", err)
+				}
+				if err != nil {
+					return err
+				}
+			} else {
+				trail, err = audit.ReadLog(ctx, audit.LogSource{Brokers: e.cfg.KafkaBrokers, Topics: e.topics,
+					Registry: e.registry, Timeout: timeout}, args[0])
+				if err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				out, err := audit.JSON(trail)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(out)
+				return err
+			}
+			return audit.Text(cmd.OutOrStdout(), trail)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the trail as JSON, with the exact request and response bodies")
+	c.Flags().BoolVar(&fromProjection, "from-projection", false, "read the audit projection in Postgres instead of the log")
+	c.Flags().DurationVar(&timeout, "timeout", time.Minute, "bound on reading the log")
+	return c
+}
+
+// auditReader opens the audit projection's reader; the GraphQL field
+// resolves through its Trail method. The caller calls the release function.
+func (e *env) auditReader(ctx context.Context) (*audit.Reader, func(), error) {
+	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, audit.Schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	return audit.NewReader(pool, e.registry), pool.Close, nil
+}
+
+// newAuditRunner wires the audit projector (investigations and posts
+// topics) to a consumer-group runner whose positions are its checkpoints.
+func newAuditRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error) {
+	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, audit.Schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	producer, err := e.producer(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	group := e.cfg.TopicPrefix + "projector." + audit.ProjectorName
+	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
+	proj := pgproj.NewProjector(audit.ProjectorName, pool, e.registry, audit.NewApplier(e.registry), dl, e.log)
+	r, err := kafka.NewRunner(kafka.RunnerConfig{
+		Brokers:        e.cfg.KafkaBrokers,
+		Group:          group,
+		Topics:         []string{e.topics.Name(events.TopicInvestigations), e.topics.Name(events.TopicPosts)},
+		Positions:      proj,
+		InstanceID:     e.cfg.KafkaInstanceID,
+		SessionTimeout: e.cfg.KafkaSessionTimeout,
+	}, proj, e.log)
+	if err != nil {
+		producer.Close()
+		pool.Close()
+		return nil, nil, err
+	}
+	return r, func() { producer.Close(); pool.Close() }, nil
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/projections/audit"
+	"github.com/errata-dev/errata/projections/audit/audittest"
+)
+
+// TestAuditCommand appends a complete and a pending investigation to real
+// Kafka and runs `errata audit` as a process: the text and the JSON show
+// every step; with --from-projection, fed by `errata worker --projectors
+// audit`, the JSON is byte for byte the log's.
+func TestAuditCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rig := newWorkerRig(t, ctx, 10)
+	done := audittest.Complete("cmd-complete", "1860000000000000201")
+	pending := audittest.Pending("cmd-pending", "1860000000000000202")
+	for _, f := range []*audittest.Fixture{done, pending} {
+		require.NoError(t, rig.append(ctx, append(append([]events.Event{}, f.Posts...), f.Investigation...), 100))
+	}
+
+	text, stderr, err := runErrata(t, rig.env, "audit", done.InvestigationID)
+	require.NoError(t, err, stderr)
+	for _, want := range []string{"Investigation " + done.InvestigationID + "  status COMPLETE", "== Post version ==",
+		"registered:   3 time(s); first CLIENT_FALLBACK", "INVESTIGATE_NOW, requester " + audittest.RequesterKey,
+		`user key attached (sealed by key-ring id "k1"`, "== Input ==", "== Attempt 1 of series 1 ==", "error TRANSIENT rate_limited",
+		"== Attempt 2 of series 1 ==", "prompt:       investigator v3 sha256 ", "paid by:      USER key",
+		"web search search completed: Eiffel Tower completion year", "tool call call_a submit_correction",
+		"claim submission 1 (REJECTED_NOT_VERBATIM", "verdict:    APPROVED after 1 try(ies)", "COMPLETE by attempt 2 of series 1",
+		"total        5100 in (1800 cached), 510 out (256 reasoning), 5610 total"} {
+		require.True(t, strings.Contains(text, want), "text lacks %q:\n%s", want, text)
+	}
+	for _, ev := range append(append([]events.Event{}, done.Investigation...), done.Posts[0], done.Posts[3], done.Posts[4]) {
+		require.Contains(t, text, ev.ID, "every step is shown")
+	}
+	require.NotContains(t, text, audittest.UserKey)
+
+	logJSON, stderr, err := runErrata(t, rig.env, "audit", "--json", done.InvestigationID)
+	require.NoError(t, err, stderr)
+	var trail audit.Trail
+	require.NoError(t, json.Unmarshal([]byte(logJSON), &trail))
+	require.Equal(t, audit.StatusComplete, trail.Status)
+	require.Equal(t, len(done.Investigation), trail.Steps)
+	require.Len(t, trail.Attempts, 2)
+	ex := trail.Attempts[1].Exchanges[0]
+	require.Equal(t, `{"input":"Fun fact: the Eiffel Tower was completed in 1925, long after the World's Fair it was built for.","model":"gpt-5","round":1}`, ex.RawRequest, "exact request bytes in JSON mode")
+	require.Equal(t, `{"id":"resp_2_1","status":"completed"}`, ex.RawResponse)
+	require.Equal(t, events.ValidationApproved, trail.Attempts[1].Submissions[0].Validation.Outcome)
+	require.Equal(t, audittest.Claim, trail.Result.Claims[0].Text)
+	require.Equal(t, rig.topicPrefix()+"investigations", trail.Result.Step.Position.Topic)
+
+	pendingText, stderr, err := runErrata(t, rig.env, "audit", pending.InvestigationID)
+	require.NoError(t, err, stderr)
+	require.Contains(t, pendingText, "status PENDING")
+
+	unknown := events.InvestigationID(events.PostVersionID(done.PostID, "nothing"))
+	_, stderr, err = runErrata(t, rig.env, "audit", unknown)
+	require.Error(t, err)
+	require.Contains(t, stderr, "investigation not found: "+unknown+" is not on "+rig.topicPrefix()+"investigations")
+	_, stderr, err = runErrata(t, rig.env, "audit", "not-a-uuid")
+	require.Error(t, err)
+	require.Contains(t, stderr, "investigation id must be a UUID")
+
+	// The same trail from the projection.
+	worker := startErrata(t, rig.env, filepath.Join(t.TempDir(), "worker.log"), "worker", "--projectors", "audit", "--stages=")
+	defer worker.stop(t)
+	var projJSON string
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		out, stderr, err := runErrata(t, rig.env, "audit", "--json", "--from-projection", done.InvestigationID)
+		if err != nil {
+			return false, stderr
+		}
+		projJSON = out
+		return out == logJSON, "projection trail differs (not caught up?)"
+	})
+	require.Equal(t, logJSON, projJSON)
+	out, stderr, err := runErrata(t, rig.env, "audit", "--from-projection", pending.InvestigationID)
+	require.NoError(t, err, stderr)
+	require.Contains(t, out, "status PENDING")
+}
+
+// topicPrefix is the rig's private topic prefix.
+func (r *workerRig) topicPrefix() string {
+	for _, kv := range r.env {
+		if v, ok := strings.CutPrefix(kv, "ERRATA_KAFKA_TOPIC_PREFIX="); ok {
+			return v
+		}
+	}
+	return ""
+}
