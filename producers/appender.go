@@ -71,9 +71,15 @@ func (a *Appender) Append(ctx context.Context, evs ...events.Event) ([]Position,
 	if err := results.FirstErr(); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
-	out := make([]Position, len(results))
-	for i, r := range results {
-		out[i] = Position{Topic: r.Record.Topic, Partition: r.Record.Partition, Offset: r.Record.Offset}
+	// ProduceSync reports results in completion order; positions are
+	// returned in the order of the events given, so map them back by record.
+	index := make(map[*kgo.Record]int, len(recs))
+	for i, rec := range recs {
+		index[rec] = i
+	}
+	out := make([]Position, len(recs))
+	for _, r := range results {
+		out[index[r.Record]] = Position{Topic: r.Record.Topic, Partition: r.Record.Partition, Offset: r.Record.Offset}
 	}
 	return out, nil
 }
