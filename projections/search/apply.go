@@ -1,0 +1,311 @@
+package search
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/errata-dev/errata/events"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the search state schema's migrations (pgproj.Migrate).
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+// StateSchema is the Postgres schema of the projector's fold (generation 1;
+// later generations are suffixed, see projections/targets.Name).
+const StateSchema = "search_state"
+
+// ExcerptRunes bounds the post excerpt indexed with a document.
+const ExcerptRunes = 2000
+
+// Applier folds post registrations and investigation completions into the
+// search state schema and, in the same transaction, indexes the documents of
+// the COMPLETE investigations a batch touched at their new revisions
+// (Elasticsearch external versions). If indexing fails the transaction rolls
+// back and the batch is retried; if the process dies after Elasticsearch
+// accepted the documents but before the commit, the redelivered batch folds
+// to the same revisions and the same documents, which Elasticsearch answers
+// with 409 (already there): indexing is idempotent.
+type Applier struct {
+	index string
+	bulk  *Bulk
+}
+
+// NewApplier indexes into index (a versioned index, not the alias) with bulk.
+func NewApplier(bulk *Bulk, index string) *Applier {
+	return &Applier{index: index, bulk: bulk}
+}
+
+// NewApplierFor is NewApplier with the default bulk limits.
+func NewApplierFor(es *elasticsearch.Client, index string) *Applier {
+	return NewApplier(NewBulk(es), index)
+}
+
+// Handles implements pgproj.Applier.
+func (a *Applier) Handles(t string) bool {
+	return t == events.TypePostVersionRegisteredV1 || t == events.TypeInvestigationCompletedV1
+}
+
+// Apply implements pgproj.Applier.
+func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
+	b := &pgx.Batch{}
+	touched := map[string]int64{}
+	for _, ev := range evs {
+		switch p := ev.Payload.(type) {
+		case *events.PostVersionRegisteredV1:
+			queueRegistration(b, ev, p)
+			touched[events.InvestigationID(p.PostVersionID)]++
+		case *events.InvestigationCompletedV1:
+			claims, err := json.Marshal(p.Claims)
+			if err != nil {
+				return fmt.Errorf("search: claims of %s: %w", p.InvestigationID, err)
+			}
+			b.Queue(`INSERT INTO investigations (investigation_id, post_id, post_version_id, status, provenance,
+					checked_at, prompt_version, provider, model, claims)
+				VALUES ($1, $2, $3, 'COMPLETE', $4, $5, $6, $7, $8, $9)
+				ON CONFLICT (investigation_id) DO UPDATE SET provenance = EXCLUDED.provenance,
+					checked_at = EXCLUDED.checked_at, prompt_version = EXCLUDED.prompt_version,
+					provider = EXCLUDED.provider, model = EXCLUDED.model, claims = EXCLUDED.claims`,
+				p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance, ev.Time, p.PromptVersion, p.Provider, p.Model, claims)
+			touched[p.InvestigationID]++
+		default:
+			// Handles admits nothing else.
+			return fmt.Errorf("search: unexpected payload %T", ev.Payload)
+		}
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("search: fold: %w", err)
+	}
+
+	// Advance the revisions in id order (concurrent writers of the same
+	// documents from other partitions lock them in the same order). The row
+	// lock also makes such a writer wait for this transaction, and then
+	// read what it committed before building its documents.
+	ids := make([]string, 0, len(touched))
+	for id := range touched {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	counts := make([]int64, len(ids))
+	for i, id := range ids {
+		counts[i] = touched[id]
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO documents (investigation_id, revision)
+		SELECT id, n FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS t(id, n, ord) ORDER BY ord
+		ON CONFLICT (investigation_id) DO UPDATE SET revision = documents.revision + EXCLUDED.revision`,
+		ids, counts); err != nil {
+		return fmt.Errorf("search: revisions: %w", err)
+	}
+
+	docs, err := BuildDocuments(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if err := a.bulk.Index(ctx, a.index, docs); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	return nil
+}
+
+// queueRegistration folds one registration: the version row (descriptive
+// fields from the best registration, see migration 0001), the verification
+// latch and the reporter.
+func queueRegistration(b *pgx.Batch, ev events.Event, p *events.PostVersionRegisteredV1) {
+	verified := p.Provenance == events.ProvenanceServerVerified
+	var verifiedAt *time.Time
+	if verified {
+		verifiedAt = &ev.Time
+	}
+	var authorID, authorName *string
+	if p.Author != nil {
+		id := events.AuthorID(p.Platform, p.Author.PlatformUserID)
+		authorID, authorName = &id, &p.Author.DisplayName
+	}
+	b.Queue(`INSERT INTO versions (post_version_id, investigation_id, post_id, platform, external_id, url,
+			content_hash, author_id, author_name, excerpt, source_verified, source_at, source_event, server_verified_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (post_version_id) DO UPDATE SET
+			server_verified_at = LEAST(versions.server_verified_at, EXCLUDED.server_verified_at)`,
+		p.PostVersionID, events.InvestigationID(p.PostVersionID), p.PostID, p.Platform, p.ExternalID, p.URL,
+		p.ContentHash, authorID, authorName, Excerpt(p.ContentText), verified, ev.Time, ev.ID, verifiedAt)
+	// A better registration than the one the row describes replaces its
+	// descriptive fields (a no-op for the row just inserted).
+	b.Queue(`UPDATE versions SET url = $2, author_id = $3, author_name = $4,
+			source_verified = $5, source_at = $6, source_event = $7
+		WHERE post_version_id = $1
+		  AND (NOT $5::boolean, $6::timestamptz, $7::text) < (NOT source_verified, source_at, source_event)`,
+		p.PostVersionID, p.URL, authorID, authorName, verified, ev.Time, ev.ID)
+	if p.ReporterKey != "" {
+		b.Queue(`INSERT INTO version_reporters (post_version_id, reporter_key) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+			p.PostVersionID, p.ReporterKey)
+	}
+}
+
+// Excerpt is the start of a post's normalized text that is indexed: at most
+// ExcerptRunes runes, cut back to a word boundary when the text is longer.
+func Excerpt(text string) string {
+	if utf8.RuneCountInString(text) <= ExcerptRunes {
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == ExcerptRunes {
+			cut := text[:i]
+			if j := strings.LastIndexFunc(cut, unicode.IsSpace); j > len(cut)/2 {
+				cut = cut[:j]
+			}
+			return strings.TrimRightFunc(cut, unicode.IsSpace)
+		}
+		n++
+	}
+	return text
+}
+
+// Source is the indexed document of one COMPLETE investigation (the
+// _source in Elasticsearch). Field order is fixed, so the same state always
+// gives the same bytes.
+type Source struct {
+	InvestigationID    string        `json:"investigation_id"`
+	PostID             string        `json:"post_id"`
+	PostVersionID      string        `json:"post_version_id"`
+	ContentHash        string        `json:"content_hash"`
+	Status             string        `json:"status"`
+	CheckedAt          string        `json:"checked_at"`
+	Platform           string        `json:"platform"`
+	ExternalID         string        `json:"external_id"`
+	URL                string        `json:"url"`
+	AuthorID           *string       `json:"author_id"`
+	AuthorDisplayName  *string       `json:"author_display_name"`
+	PostExcerpt        string        `json:"post_excerpt"`
+	Provenance         string        `json:"provenance"`
+	ServerVerifiedAt   *string       `json:"server_verified_at"`
+	CorroborationCount int           `json:"corroboration_count"`
+	ClaimCount         int           `json:"claim_count"`
+	PromptVersion      string        `json:"prompt_version"`
+	Provider           string        `json:"provider"`
+	Model              string        `json:"model"`
+	Claims             []ClaimSource `json:"claims"`
+}
+
+// ClaimSource is one published claim inside a Source.
+type ClaimSource struct {
+	ID        string           `json:"id"`
+	Text      string           `json:"text"`
+	Context   string           `json:"context"`
+	Summary   string           `json:"summary"`
+	Reasoning string           `json:"reasoning"`
+	Sources   []EvidenceSource `json:"sources"`
+}
+
+// EvidenceSource is one source of a claim.
+type EvidenceSource struct {
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+	Snippet string `json:"snippet"`
+}
+
+// Querier is a pool, connection or transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// timeLayout renders times with fixed microsecond precision in UTC (event
+// times have microseconds; date_nanos keeps them).
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// StatusComplete is the only status a document has.
+const StatusComplete = "COMPLETE"
+
+// BuildDocuments reads the documents of the given investigations from the
+// state schema (q's search_path), each at its current revision. An
+// investigation that is not complete yet, or whose version is not
+// registered yet, has no document.
+func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, error) {
+	rows, err := q.Query(ctx, `
+		SELECT d.investigation_id::text, d.revision, i.post_id::text, i.post_version_id::text, i.provenance,
+		       i.checked_at, i.prompt_version, i.provider, i.model, i.claims,
+		       v.platform, v.external_id, v.url, v.content_hash, v.author_id::text, v.author_name, v.excerpt,
+		       v.server_verified_at,
+		       (SELECT count(*) FROM version_reporters r WHERE r.post_version_id = v.post_version_id)
+		FROM documents d
+		JOIN investigations i ON i.investigation_id = d.investigation_id
+		JOIN versions v ON v.post_version_id = i.post_version_id
+		WHERE d.investigation_id = ANY($1::uuid[])
+		ORDER BY d.investigation_id`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("search: read documents: %w", err)
+	}
+	defer rows.Close()
+	var out []Document
+	for rows.Next() {
+		var s Source
+		var revision int64
+		var checkedAt time.Time
+		var verifiedAt *time.Time
+		var claims []byte
+		var corroboration int64
+		if err := rows.Scan(&s.InvestigationID, &revision, &s.PostID, &s.PostVersionID, &s.Provenance,
+			&checkedAt, &s.PromptVersion, &s.Provider, &s.Model, &claims,
+			&s.Platform, &s.ExternalID, &s.URL, &s.ContentHash, &s.AuthorID, &s.AuthorDisplayName, &s.PostExcerpt,
+			&verifiedAt, &corroboration); err != nil {
+			return nil, fmt.Errorf("search: read documents: %w", err)
+		}
+		s.Status = StatusComplete
+		s.CheckedAt = formatTime(checkedAt)
+		if verifiedAt != nil {
+			v := formatTime(*verifiedAt)
+			s.ServerVerifiedAt = &v
+		}
+		s.CorroborationCount = int(corroboration)
+		var published []events.ClaimV1
+		if err := json.Unmarshal(claims, &published); err != nil {
+			return nil, fmt.Errorf("search: claims of %s: %w", s.InvestigationID, err)
+		}
+		s.Claims = make([]ClaimSource, len(published))
+		for i, c := range published {
+			cs := ClaimSource{ID: c.ID, Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning,
+				Sources: make([]EvidenceSource, len(c.Sources))}
+			for j, src := range c.Sources {
+				cs.Sources[j] = EvidenceSource{URL: src.URL, Title: src.Title, Snippet: src.Snippet}
+			}
+			s.Claims[i] = cs
+		}
+		s.ClaimCount = len(s.Claims)
+		body, err := json.Marshal(s)
+		if err != nil {
+			return nil, fmt.Errorf("search: document %s: %w", s.InvestigationID, err)
+		}
+		out = append(out, Document{ID: s.InvestigationID, Version: revision, Source: body})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: read documents: %w", err)
+	}
+	return out, nil
+}

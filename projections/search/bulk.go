@@ -1,0 +1,170 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+)
+
+// Document is one search document to index at an external version.
+type Document struct {
+	ID      string
+	Version int64
+	Source  []byte
+}
+
+// ErrBulkRejected means Elasticsearch kept answering 429 (too many
+// requests) for some documents after every retry.
+var ErrBulkRejected = errors.New("elasticsearch kept rejecting documents (429)")
+
+// Bulk indexes documents with _bulk at external versions. A document whose
+// version (or a newer one) is already there answers 409 and counts as
+// indexed; 429s, for the whole request or single items, are retried with
+// exponential back-off a bounded number of times; any other failure is an
+// error naming the document.
+type Bulk struct {
+	es *elasticsearch.Client
+	// MaxAttempts bounds the tries of one document (default 6).
+	MaxAttempts int
+	// Backoff is the first delay after a 429 (default 100ms); it doubles up
+	// to MaxBackoff (default 5s).
+	Backoff, MaxBackoff time.Duration
+	// MaxBytes bounds one request body (default 8 MiB).
+	MaxBytes int
+}
+
+// NewBulk returns a bulk indexer with the default limits.
+func NewBulk(es *elasticsearch.Client) *Bulk {
+	return &Bulk{es: es, MaxAttempts: 6, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second, MaxBytes: 8 << 20}
+}
+
+// Index indexes docs into index and returns once every one is stored (or
+// was already stored at its version or a newer one).
+func (b *Bulk) Index(ctx context.Context, index string, docs []Document) error {
+	start, size := 0, 0
+	for i, d := range docs {
+		// 200 bytes cover the action line.
+		if i > start && size+len(d.Source)+200 > b.MaxBytes {
+			if err := b.indexChunk(ctx, index, docs[start:i]); err != nil {
+				return err
+			}
+			start, size = i, 0
+		}
+		size += len(d.Source) + 200
+	}
+	if start < len(docs) {
+		return b.indexChunk(ctx, index, docs[start:])
+	}
+	return nil
+}
+
+// bulkAnswer is the part of a _bulk answer Index reads.
+type bulkAnswer struct {
+	Errors bool `json:"errors"`
+	Items  []map[string]struct {
+		ID     string `json:"_id"`
+		Status int    `json:"status"`
+		Error  *struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+	} `json:"items"`
+}
+
+func (b *Bulk) indexChunk(ctx context.Context, index string, docs []Document) error {
+	pending := docs
+	for attempt := 1; ; attempt++ {
+		retry, err := b.send(ctx, index, pending)
+		if err != nil {
+			return err
+		}
+		if len(retry) == 0 {
+			return nil
+		}
+		if attempt >= b.MaxAttempts {
+			return fmt.Errorf("index %d documents into %s (first %s) after %d attempts: %w",
+				len(retry), index, retry[0].ID, attempt, ErrBulkRejected)
+		}
+		delay := b.Backoff << (attempt - 1)
+		if delay > b.MaxBackoff || delay <= 0 {
+			delay = b.MaxBackoff
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("index into %s: %w", index, ctx.Err())
+		case <-time.After(delay):
+		}
+		pending = retry
+	}
+}
+
+// send makes one _bulk request and returns the documents to try again.
+func (b *Bulk) send(ctx context.Context, index string, docs []Document) ([]Document, error) {
+	var body bytes.Buffer
+	for _, d := range docs {
+		meta, err := json.Marshal(map[string]any{"index": map[string]any{
+			"_index": index, "_id": d.ID, "version": d.Version, "version_type": "external",
+		}})
+		if err != nil {
+			return nil, err
+		}
+		body.Write(meta)
+		body.WriteByte('\n')
+		body.Write(d.Source)
+		body.WriteByte('\n')
+	}
+	res, err := esapi.BulkRequest{Body: &body}.Do(ctx, b.es)
+	if err != nil {
+		return nil, fmt.Errorf("bulk index into %s: %w", index, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode == http.StatusTooManyRequests {
+		_, _ = io.Copy(io.Discard, res.Body)
+		return docs, nil
+	}
+	if res.IsError() {
+		return nil, fmt.Errorf("bulk index into %s: %w", index, readError(res))
+	}
+	var ans bulkAnswer
+	if err := json.NewDecoder(res.Body).Decode(&ans); err != nil {
+		return nil, fmt.Errorf("bulk index into %s: decode answer: %w", index, err)
+	}
+	if len(ans.Items) != len(docs) {
+		return nil, fmt.Errorf("bulk index into %s: %d items answered for %d documents", index, len(ans.Items), len(docs))
+	}
+	if !ans.Errors {
+		return nil, nil
+	}
+	var retry []Document
+	var failures []string
+	for i, item := range ans.Items {
+		r := item["index"]
+		switch {
+		case r.Status >= 200 && r.Status < 300:
+		case r.Status == http.StatusConflict:
+			// This version or a newer one is stored already.
+		case r.Status == http.StatusTooManyRequests:
+			retry = append(retry, docs[i])
+		default:
+			reason := http.StatusText(r.Status)
+			if r.Error != nil {
+				reason = r.Error.Type + ": " + r.Error.Reason
+			}
+			failures = append(failures, fmt.Sprintf("%s (version %d): HTTP %d %s", docs[i].ID, docs[i].Version, r.Status, reason))
+		}
+	}
+	if len(failures) > 0 {
+		return nil, fmt.Errorf("bulk index into %s: %d of %d documents failed: %s",
+			index, len(failures), len(docs), strings.Join(failures, "; "))
+	}
+	return retry, nil
+}
