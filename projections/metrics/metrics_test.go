@@ -1,0 +1,225 @@
+package metrics_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/projections/metrics"
+)
+
+// recordingDeadLetter keeps what would go to the dead-letter topic.
+type recordingDeadLetter struct{ recs []*kgo.Record }
+
+func (d *recordingDeadLetter) Send(_ context.Context, rec *kgo.Record, _ error, _ time.Time) error {
+	d.recs = append(d.recs, rec)
+	return nil
+}
+
+// fixture is a migrated metrics database and its projector.
+type fixture struct {
+	conn     driver.Conn
+	database string
+	proj     *metrics.Projector
+	dl       *recordingDeadLetter
+}
+
+func newFixture(t testing.TB, insertRows int) fixture {
+	t.Helper()
+	conn, db := clickHouse(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, metrics.Migrate(ctx, conn, logging.Discard()))
+	dl := &recordingDeadLetter{}
+	return fixture{conn: conn, database: db, dl: dl,
+		proj: metrics.NewProjector(conn, events.NewCatalogRegistry(), dl, insertRows, logging.Discard())}
+}
+
+func (f fixture) feed(t testing.TB, batches []kafka.Batch) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, b := range batches {
+		require.NoError(t, f.proj.Handle(ctx, b))
+	}
+}
+
+func (f fixture) dump(t testing.TB) []byte {
+	t.Helper()
+	d, err := metrics.Dump(context.Background(), f.conn, f.database)
+	require.NoError(t, err)
+	return d
+}
+
+func tp(t time.Time) *time.Time { return &t }
+
+// windows are the windows every scenario checks, nil meaning open.
+func windows() [][2]*time.Time {
+	mid := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	return [][2]*time.Time{
+		{nil, nil},
+		{tp(workloadStart), tp(time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC))},
+		{tp(workloadStart), tp(mid)},
+		{tp(mid), nil},
+		{nil, tp(mid.Add(36*time.Hour + 123*time.Millisecond))},
+		{tp(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)), tp(time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC))}, // nothing
+	}
+}
+
+// checkAgainstModel compares every reader answer with the model.
+func checkAgainstModel(t *testing.T, r *metrics.Reader, m model) {
+	t.Helper()
+	ctx := context.Background()
+	authors := map[string]bool{}
+	for _, v := range m.versions {
+		if v.authorID != "" {
+			authors[v.authorID] = true
+		}
+	}
+	require.GreaterOrEqual(t, len(authors), 10, "the workload needs several authors")
+	checked, nonTrivial := 0, 0
+	for _, w := range windows() {
+		filters := []metrics.Filter{{}}
+		for _, p := range events.Platforms {
+			filters = append(filters, metrics.Filter{Platform: p})
+		}
+		for a := range authors {
+			filters = append(filters, metrics.Filter{AuthorID: a})
+		}
+		filters = append(filters, metrics.Filter{Platform: events.PlatformX, AuthorID: events.AuthorID(events.PlatformX, "user-1")})
+		for _, f := range filters {
+			f.WindowStart, f.WindowEnd = w[0], w[1]
+			want := m.incidence(f)
+			got, err := r.Incidence(ctx, f)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "filter %+v (window %v..%v)", f, w[0], w[1])
+			checked++
+			if want.InvestigatedPostsWithFlags > 0 && want.InvestigatedPostsWithFlags < want.TotalInvestigatedPosts {
+				nonTrivial++
+			}
+		}
+	}
+	require.Greater(t, nonTrivial, checked/4, "most filters should see both flagged and unflagged posts")
+
+	stats, err := r.AuthorStats(ctx, "", 0)
+	require.NoError(t, err)
+	require.Equal(t, m.authorStats(), stats)
+	top, err := r.AuthorStats(ctx, events.PlatformSubstack, 2)
+	require.NoError(t, err)
+	var wantTop []metrics.AuthorStat
+	for _, s := range m.authorStats() {
+		if s.Platform == events.PlatformSubstack && len(wantTop) < 2 {
+			wantTop = append(wantTop, s)
+		}
+	}
+	require.Equal(t, wantTop, top)
+
+	days, err := r.Daily(ctx, "", nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, m.daily(), days)
+}
+
+func TestAnalystScenario(t *testing.T) {
+	w := newWorkload(1, 160, 3)
+	f := newFixture(t, 97) // small inserts: many INSERTs per batch
+	f.feed(t, w.batches(250, 1))
+	require.Empty(t, f.dl.recs)
+	checkAgainstModel(t, metrics.NewReader(f.conn), buildModel(w.events))
+
+	// Positions: the next offset of every simulated partition.
+	want := map[string]map[int32]int64{}
+	for _, r := range w.records {
+		if want[r.Topic] == nil {
+			want[r.Topic] = map[int32]int64{}
+		}
+		want[r.Topic][r.Partition] = max(want[r.Topic][r.Partition], r.Offset+1)
+	}
+	var topics []string
+	for tpc := range want {
+		topics = append(topics, tpc)
+	}
+	got, err := f.proj.Positions(context.Background(), append(topics, "sim.other"))
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+func TestRedeliveryAndReplay(t *testing.T) {
+	w := newWorkload(2, 90, 3)
+	m := buildModel(w.events)
+
+	first := newFixture(t, 0)
+	first.feed(t, w.batches(120, 1))
+	once := first.dump(t)
+	require.Contains(t, string(once), "# claims (")
+
+	// The same batches again, cut and ordered differently: every row is a
+	// duplicate by event id and collapses.
+	first.feed(t, w.batches(37, 2))
+	require.Equal(t, string(once), string(first.dump(t)))
+	checkAgainstModel(t, metrics.NewReader(first.conn), m)
+	var raw, final uint64
+	require.NoError(t, first.conn.QueryRow(context.Background(), "SELECT count() FROM views").Scan(&raw))
+	require.NoError(t, first.conn.QueryRow(context.Background(), "SELECT count() FROM views FINAL").Scan(&final))
+	require.Greater(t, raw, final, "the duplicates are there until merged")
+
+	// Merged or not, the dump is the same.
+	for _, table := range metrics.Tables {
+		require.NoError(t, first.conn.Exec(context.Background(), "OPTIMIZE TABLE "+table+" FINAL"))
+	}
+	require.Equal(t, string(once), string(first.dump(t)))
+
+	// A replay into a fresh database gives the identical dump.
+	replay := newFixture(t, 500)
+	replay.feed(t, w.batches(1000, 3))
+	require.Equal(t, string(once), string(replay.dump(t)))
+	sumA, err := metrics.Checksum(context.Background(), first.conn, first.database)
+	require.NoError(t, err)
+	sumB, err := metrics.Checksum(context.Background(), replay.conn, replay.database)
+	require.NoError(t, err)
+	require.Equal(t, sumA, sumB)
+	checkAgainstModel(t, metrics.NewReader(replay.conn), m)
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	require.NoError(t, metrics.Migrate(ctx, f.conn, logging.Discard()))
+	var n uint64
+	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM _migrations FINAL").Scan(&n))
+	require.EqualValues(t, 2, n)
+	var views uint64
+	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'").Scan(&views))
+	require.EqualValues(t, 9, views)
+}
+
+func TestReaderRejectsBadFilters(t *testing.T) {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	r := metrics.NewReader(nil) // never queried: validation comes first
+	for _, c := range []struct {
+		name string
+		f    metrics.Filter
+	}{
+		{"unknown platform", metrics.Filter{Platform: "MYSPACE"}},
+		{"lowercase platform", metrics.Filter{Platform: "x"}},
+		{"author not a uuid", metrics.Filter{AuthorID: "user-1"}},
+		{"uppercase author", metrics.Filter{AuthorID: "6F0C1F4E-6B7E-4B0A-9A53-4C1D2F7E0A11"}},
+		{"empty window", metrics.Filter{WindowStart: tp(start), WindowEnd: tp(start)}},
+		{"reversed window", metrics.Filter{WindowStart: tp(start), WindowEnd: tp(start.Add(-time.Hour))}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := r.Incidence(context.Background(), c.f)
+			require.ErrorIs(t, err, metrics.ErrInvalidFilter)
+		})
+	}
+	_, err := r.Daily(context.Background(), "", tp(start), tp(start))
+	require.ErrorIs(t, err, metrics.ErrInvalidFilter)
+	_, err = r.AuthorStats(context.Background(), "nope", 1)
+	require.ErrorIs(t, err, metrics.ErrInvalidFilter)
+}

@@ -1,0 +1,132 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/errata-dev/errata/events"
+)
+
+// position is where an event sits in the log.
+type position struct {
+	partition int32
+	offset    int64
+}
+
+type postVersionRow struct {
+	EventID, PostID, PostVersionID, Platform, ExternalID, URL, VersionHash string
+	AuthorID, AuthorPlatformUserID, AuthorDisplayName                      string
+	Provenance                                                             string
+	WordCount                                                              uint32
+	ReporterKeyHash                                                        string
+	RegisteredAt                                                           time.Time
+	position
+}
+
+type viewRow struct {
+	EventID, PostID, PostVersionID, Platform, ViewerKind string
+	Authenticated                                        bool
+	ViewedAt, ViewedOn                                   time.Time
+	position
+}
+
+type investigationRow struct {
+	EventID, InvestigationID, PostID, PostVersionID string
+	Status, Platform, Source                        string
+	UniqueViewScore                                 int64
+	Provenance, PromptVersion, Provider, Model      string
+	ClaimCount                                      uint32
+	FailureReason                                   string
+	Attempts, Series                                uint32
+	EventTime                                       time.Time
+	position
+}
+
+type claimRow struct {
+	EventID, ClaimID, InvestigationID, PostID, PostVersionID string
+	Position                                                 uint16
+	Text, Summary                                            string
+	SourceCount                                              uint16
+	PublishedAt                                              time.Time
+	position
+}
+
+// Statuses of investigations rows: which event a row is.
+const (
+	StatusRequested = "REQUESTED"
+	StatusCompleted = "COMPLETED"
+	StatusFailed    = "FAILED"
+)
+
+// rowSet is the rows of one batch of events, per table.
+type rowSet struct {
+	postVersions   []postVersionRow
+	views          []viewRow
+	investigations []investigationRow
+	claims         []claimRow
+}
+
+func (s *rowSet) len() int {
+	return len(s.postVersions) + len(s.views) + len(s.investigations) + len(s.claims)
+}
+
+// handledTypes are the stored event types the projection reads (v1 views are
+// upcast to v2 by the registry).
+var handledTypes = map[string]bool{
+	events.TypePostVersionRegisteredV1:  true,
+	events.TypePostViewRecordedV1:       true,
+	events.TypePostViewRecordedV2:       true,
+	events.TypeInvestigationRequestedV1: true,
+	events.TypeInvestigationCompletedV1: true,
+	events.TypeInvestigationFailedV1:    true,
+}
+
+// Handles reports whether the projection reads events of the stored type t.
+func Handles(t string) bool { return handledTypes[t] }
+
+// ms truncates an event time to the tables' precision (DateTime64(3)).
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// add turns one event into rows. Every row carries the event's own id, so
+// the same event always yields the same rows.
+func (s *rowSet) add(ev events.Event, pos position) error {
+	at := ms(ev.Time)
+	switch p := ev.Payload.(type) {
+	case *events.PostVersionRegisteredV1:
+		r := postVersionRow{EventID: ev.ID, PostID: p.PostID, PostVersionID: p.PostVersionID, Platform: p.Platform,
+			ExternalID: p.ExternalID, URL: p.URL, VersionHash: p.VersionHash, Provenance: p.Provenance,
+			WordCount: uint32(max(p.WordCount, 0)), ReporterKeyHash: p.ReporterKey, RegisteredAt: at, position: pos}
+		if p.Author != nil {
+			r.AuthorID = events.AuthorID(p.Platform, p.Author.PlatformUserID)
+			r.AuthorPlatformUserID = p.Author.PlatformUserID
+			r.AuthorDisplayName = p.Author.DisplayName
+		}
+		s.postVersions = append(s.postVersions, r)
+	case *events.PostViewRecordedV2:
+		s.views = append(s.views, viewRow{EventID: ev.ID, PostID: p.PostID, PostVersionID: p.PostVersionID,
+			Platform: p.Platform, ViewerKind: p.ViewerKind, Authenticated: p.ViewerKind == events.ViewerInstanceAPIKey,
+			ViewedAt: at, ViewedOn: time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC), position: pos})
+	case *events.InvestigationRequestedV1:
+		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
+			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusRequested, Platform: p.Platform,
+			Source: p.Source, UniqueViewScore: p.UniqueViewScore, EventTime: at, position: pos})
+	case *events.InvestigationCompletedV1:
+		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
+			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusCompleted, Provenance: p.Provenance,
+			PromptVersion: p.PromptVersion, Provider: p.Provider, Model: p.Model, ClaimCount: uint32(len(p.Claims)),
+			Series: uint32(max(p.Series, 0)), EventTime: at, position: pos})
+		for i, c := range p.Claims {
+			s.claims = append(s.claims, claimRow{EventID: ev.ID, ClaimID: c.ID, InvestigationID: p.InvestigationID,
+				PostID: p.PostID, PostVersionID: p.PostVersionID, Position: uint16(i), Text: c.Text, Summary: c.Summary,
+				SourceCount: uint16(min(len(c.Sources), 65535)), PublishedAt: at, position: pos})
+		}
+	case *events.InvestigationFailedV1:
+		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
+			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusFailed, Provenance: p.Provenance,
+			FailureReason: p.Reason, Attempts: uint32(max(p.Attempts, 0)), Series: uint32(max(p.Series, 0)),
+			EventTime: at, position: pos})
+	default:
+		return fmt.Errorf("metrics: unexpected payload %T", ev.Payload)
+	}
+	return nil
+}

@@ -1,0 +1,399 @@
+package metrics_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/projections/metrics"
+)
+
+// workloadStart is the first event time: analysts' README examples query
+// March 2026, so the workload lives there.
+var workloadStart = time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+
+// workload is a mixed, deterministic event log (several platforms and
+// authors; complete investigations with and without claims, failed,
+// requested-only, failed then retried and completed; views; re-registrations)
+// laid out on simulated partitions, plus the facts an independent model
+// needs.
+type workload struct {
+	events  []events.Event
+	records []*kgo.Record
+	topics  events.Topics
+}
+
+func hexOf(parts ...any) string {
+	sum := sha256.Sum256([]byte(fmt.Sprint(parts...)))
+	return hex.EncodeToString(sum[:])
+}
+
+func registration(platform, ext string, version int, author *events.AuthorV1, reporter bool) *events.PostVersionRegisteredV1 {
+	postID := events.PostID(platform, ext)
+	vh := hexOf("version", platform, ext, version)
+	text := fmt.Sprintf("Post %s/%s version %d says the moon is made of cheese.", platform, ext, version)
+	p := &events.PostVersionRegisteredV1{
+		PostID: postID, PostVersionID: events.PostVersionID(postID, vh), Platform: platform, ExternalID: ext,
+		VersionHash: vh, ContentHash: hexOf("content", vh), OccurrencesHash: hexOf("occ", vh),
+		ContentText: text, WordCount: 11 + version, Provenance: events.ProvenanceClientFallback,
+		ImageURLs: []string{}, ImageOccurrences: []events.ImageOccurrenceV1{}, Author: author,
+	}
+	if reporter {
+		p.ReporterKey = hexOf("reporter", ext)
+		p.Provenance = events.ProvenanceServerVerified
+	}
+	switch platform {
+	case events.PlatformX:
+		p.URL = "https://x.com/someone/status/" + ext
+		p.X = &events.XMetaV1{TweetID: ext, Text: text, AuthorHandle: "someone", MediaURLs: []string{}}
+	case events.PlatformLessWrong:
+		p.URL = "https://www.lesswrong.com/posts/" + ext + "/a-post"
+		p.LessWrong = &events.LessWrongMetaV1{Slug: "a-post", Tags: []string{}}
+	case events.PlatformSubstack:
+		p.URL = "https://someone.substack.com/p/post-" + ext
+		p.Substack = &events.SubstackMetaV1{SubstackPostID: ext, PublicationSubdomain: "someone", Slug: "post-" + ext,
+			Title: "A post", AuthorName: "Someone"}
+	case events.PlatformWikipedia:
+		p.URL = "https://en.wikipedia.org/wiki/Page_" + ext
+		p.Wikipedia = &events.WikipediaMetaV1{Language: "en", Title: "Page " + ext, PageID: ext, RevisionID: fmt.Sprint(version)}
+	}
+	return p
+}
+
+func completion(v *events.PostVersionRegisteredV1, claims int, model string) *events.InvestigationCompletedV1 {
+	inv := events.InvestigationID(v.PostVersionID)
+	c := &events.InvestigationCompletedV1{InvestigationID: inv, PostID: v.PostID, PostVersionID: v.PostVersionID,
+		Provenance: v.Provenance, PromptVersion: "investigator-1", Provider: "OPENAI", Model: model, Claims: []events.ClaimV1{}}
+	for i := 0; i < claims; i++ {
+		c.Claims = append(c.Claims, events.ClaimV1{ID: events.ClaimID(inv, i),
+			Text: fmt.Sprintf("claim %d of\t%s\n\"quoted\"", i, v.ExternalID), Context: "context", Summary: "the moon is rock",
+			Reasoning: "samples", Sources: []events.SourceV1{{URL: "https://example.org/moon", Title: "Moon", Snippet: "rock"}}})
+	}
+	return c
+}
+
+func request(v *events.PostVersionRegisteredV1, source string) *events.InvestigationRequestedV1 {
+	return &events.InvestigationRequestedV1{InvestigationID: events.InvestigationID(v.PostVersionID), PostID: v.PostID,
+		PostVersionID: v.PostVersionID, Platform: v.Platform, ExternalID: v.ExternalID, VersionHash: v.VersionHash, Source: source}
+}
+
+func failure(v *events.PostVersionRegisteredV1, series int) *events.InvestigationFailedV1 {
+	return &events.InvestigationFailedV1{InvestigationID: events.InvestigationID(v.PostVersionID), PostID: v.PostID,
+		PostVersionID: v.PostVersionID, Provenance: v.Provenance, Reason: "provider said no", Attempts: 4, Series: series}
+}
+
+func view(v *events.PostVersionRegisteredV1, n int) *events.PostViewRecordedV2 {
+	kind := events.ViewerAnonymousSession
+	if n%3 == 0 {
+		kind = events.ViewerInstanceAPIKey
+	}
+	return &events.PostViewRecordedV2{PostID: v.PostID, PostVersionID: v.PostVersionID, Platform: v.Platform,
+		ExternalID: v.ExternalID, ViewerKey: hexOf("viewer", n), ViewerKind: kind, IPRangeKey: hexOf("range", n%5)}
+}
+
+// newWorkload builds posts posts with their histories. Each aggregate's
+// events are in time order; aggregates interleave.
+func newWorkload(seed uint64, posts, partitions int) workload {
+	rng := rand.New(rand.NewPCG(seed, seed^0x51ab))
+	reg := events.NewCatalogRegistry()
+	type timed struct {
+		p  events.Payload
+		at time.Time
+	}
+	var all []timed
+	for i := 0; i < posts; i++ {
+		platform := events.Platforms[i%len(events.Platforms)]
+		ext := fmt.Sprintf("p%04d", i)
+		var author *events.AuthorV1
+		if i%9 != 8 { // some registrations name no author
+			a := (i / len(events.Platforms)) % 5
+			author = &events.AuthorV1{PlatformUserID: fmt.Sprintf("user-%d", a), DisplayName: fmt.Sprintf("User %d of %s", a, platform)}
+		}
+		// Each post's history starts on some day of March and moves forward.
+		at := workloadStart.Add(time.Duration(rng.IntN(28*24)) * time.Hour).Add(time.Duration(i) * time.Millisecond)
+		step := func() time.Time {
+			at = at.Add(time.Duration(1+rng.IntN(40*60)) * time.Minute).Add(time.Duration(rng.IntN(1000)) * time.Microsecond)
+			return at
+		}
+		versions := 1 + i%2
+		for ver := 1; ver <= versions; ver++ {
+			v := registration(platform, ext, ver, author, i%4 == 0)
+			all = append(all, timed{v, step()})
+			if i%7 == 0 { // a re-registration of the same version
+				all = append(all, timed{v, step()})
+			}
+			for n := 0; n < rng.IntN(6); n++ {
+				all = append(all, timed{view(v, i*100+ver*10+n), step()})
+			}
+			switch rng.IntN(7) {
+			case 0: // never investigated
+			case 1: // requested only
+				all = append(all, timed{request(v, events.RequestSourceSelector), step()})
+			case 2: // failed
+				all = append(all, timed{request(v, events.RequestSourceSelector), step()}, timed{failure(v, 1), step()})
+			case 3: // complete, no claims
+				all = append(all, timed{request(v, events.RequestSourceSelector), step()}, timed{completion(v, 0, "gpt-5"), step()})
+			case 4, 5: // complete with claims, requested twice
+				all = append(all, timed{request(v, events.RequestSourceInvestigateNow), step()},
+					timed{request(v, events.RequestSourceSelector), step()},
+					timed{completion(v, 1+rng.IntN(3), "gpt-5"), step()})
+			case 6: // failed, retried by investigateNow, then complete
+				all = append(all, timed{request(v, events.RequestSourceSelector), step()}, timed{failure(v, 1), step()},
+					timed{request(v, events.RequestSourceInvestigateNow), step()},
+					timed{completion(v, rng.IntN(2), "gpt-5-mini"), step()})
+			}
+			for n := 0; n < rng.IntN(4); n++ {
+				all = append(all, timed{view(v, i*100+ver*10+5+n), step()})
+			}
+		}
+	}
+	// Aggregates interleave in time; each keeps its own order.
+	sort.SliceStable(all, func(a, b int) bool { return all[a].at.Before(all[b].at) })
+	w := workload{topics: events.Topics{Prefix: "sim."}}
+	next := map[string]int64{}
+	for n, t := range all {
+		ev, err := reg.New(t.p, events.Meta{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("metrics-%d-%d", seed, n))).String(), Time: t.at})
+		if err != nil {
+			panic(err)
+		}
+		msg, err := reg.Encode(ev)
+		if err != nil {
+			panic(err)
+		}
+		ev.Time = ev.Time.UTC().Truncate(time.Microsecond)
+		w.events = append(w.events, ev)
+		h := fnv.New32a()
+		h.Write([]byte(msg.Key))
+		part := int32(h.Sum32() % uint32(partitions))
+		topic := w.topics.Name(msg.Topic)
+		rec := &kgo.Record{Topic: topic, Partition: part, Key: []byte(msg.Key), Value: msg.Value, Timestamp: ev.Time,
+			Offset: next[fmt.Sprint(topic, part)]}
+		next[fmt.Sprint(topic, part)]++
+		for k, v := range msg.Headers {
+			rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: k, Value: []byte(v)})
+		}
+		sort.Slice(rec.Headers, func(a, b int) bool { return rec.Headers[a].Key < rec.Headers[b].Key })
+		w.records = append(w.records, rec)
+	}
+	return w
+}
+
+// batches cuts the records into per-partition batches of at most size, in
+// an order that interleaves partitions (each partition's batches in order),
+// as a runner would deliver them.
+func (w workload) batches(size int, seed uint64) []kafka.Batch {
+	byPart := map[string][]*kgo.Record{}
+	var keys []string
+	for _, r := range w.records {
+		k := fmt.Sprint(r.Topic, "/", r.Partition)
+		if _, ok := byPart[k]; !ok {
+			keys = append(keys, k)
+		}
+		byPart[k] = append(byPart[k], r)
+	}
+	queues := map[string][]kafka.Batch{}
+	for _, k := range keys {
+		recs := byPart[k]
+		for s := 0; s < len(recs); s += size {
+			e := min(s+size, len(recs))
+			queues[k] = append(queues[k], kafka.Batch{Topic: recs[0].Topic, Partition: recs[0].Partition, Records: recs[s:e]})
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var out []kafka.Batch
+	for len(keys) > 0 {
+		i := rng.IntN(len(keys))
+		k := keys[i]
+		out = append(out, queues[k][0])
+		queues[k] = queues[k][1:]
+		if len(queues[k]) == 0 {
+			keys = append(keys[:i], keys[i+1:]...)
+		}
+	}
+	return out
+}
+
+// model is the expected read model, computed from the events by a direct
+// reading of the definitions, without ClickHouse.
+type model struct {
+	// per investigation: complete or not, latest completion time and claims
+	invs map[string]*modelInv
+	// per version: platform and author of its latest registration
+	versions map[string]modelVersion
+	views    []modelView
+	names    map[string]modelName
+}
+
+type modelInv struct {
+	postID, versionID string
+	complete          bool
+	completedAt       time.Time
+	claims            int
+}
+
+type modelVersion struct{ platform, authorID string }
+
+type modelView struct {
+	day      time.Time
+	platform string
+}
+
+type modelName struct {
+	at                    time.Time
+	id                    string
+	platform, displayName string
+}
+
+func buildModel(evs []events.Event) model {
+	m := model{invs: map[string]*modelInv{}, versions: map[string]modelVersion{}, names: map[string]modelName{}}
+	for _, ev := range evs {
+		at := ev.Time.Truncate(time.Millisecond)
+		switch p := ev.Payload.(type) {
+		case *events.PostVersionRegisteredV1:
+			author := ""
+			if p.Author != nil {
+				author = events.AuthorID(p.Platform, p.Author.PlatformUserID)
+				n, ok := m.names[author]
+				if !ok || at.After(n.at) || (at.Equal(n.at) && ev.ID > n.id) {
+					m.names[author] = modelName{at: at, id: ev.ID, platform: p.Platform, displayName: p.Author.DisplayName}
+				}
+			}
+			m.versions[p.PostVersionID] = modelVersion{platform: p.Platform, authorID: author}
+		case *events.PostViewRecordedV2:
+			m.views = append(m.views, modelView{day: at.Truncate(24 * time.Hour), platform: p.Platform})
+		case *events.InvestigationCompletedV1:
+			inv := m.inv(p.InvestigationID, p.PostID, p.PostVersionID)
+			inv.complete, inv.completedAt, inv.claims = true, at, len(p.Claims)
+		case *events.InvestigationRequestedV1:
+			m.inv(p.InvestigationID, p.PostID, p.PostVersionID)
+		case *events.InvestigationFailedV1:
+			m.inv(p.InvestigationID, p.PostID, p.PostVersionID)
+		}
+	}
+	return m
+}
+
+func (m model) inv(id, post, version string) *modelInv {
+	if m.invs[id] == nil {
+		m.invs[id] = &modelInv{postID: post, versionID: version}
+	}
+	return m.invs[id]
+}
+
+// incidence counts per the definition: posts with >= 1 COMPLETE
+// investigation matching f, and those with >= 1 such investigation with a claim.
+func (m model) incidence(f metrics.Filter) metrics.Incidence {
+	flagged := map[string]bool{}
+	for _, inv := range m.invs {
+		v := m.versions[inv.versionID]
+		if !inv.complete || (f.Platform != "" && v.platform != f.Platform) || (f.AuthorID != "" && v.authorID != f.AuthorID) ||
+			(f.WindowStart != nil && inv.completedAt.Before(f.WindowStart.Truncate(time.Millisecond))) ||
+			(f.WindowEnd != nil && !inv.completedAt.Before(f.WindowEnd.Truncate(time.Millisecond))) {
+			continue
+		}
+		flagged[inv.postID] = flagged[inv.postID] || inv.claims > 0
+	}
+	out := metrics.Incidence{TotalInvestigatedPosts: int64(len(flagged))}
+	for _, f := range flagged {
+		if f {
+			out.InvestigatedPostsWithFlags++
+		}
+	}
+	if out.TotalInvestigatedPosts > 0 {
+		out.FactCheckIncidence = float64(out.InvestigatedPostsWithFlags) / float64(out.TotalInvestigatedPosts)
+	}
+	return out
+}
+
+// authorStats is every author's all-time counts, ordered as AuthorStats.
+func (m model) authorStats() []metrics.AuthorStat {
+	type acc struct {
+		posts, flagged map[string]bool
+		claims         int64
+	}
+	by := map[string]*acc{}
+	for _, inv := range m.invs {
+		a := m.versions[inv.versionID].authorID
+		if !inv.complete || a == "" {
+			continue
+		}
+		if by[a] == nil {
+			by[a] = &acc{posts: map[string]bool{}, flagged: map[string]bool{}}
+		}
+		by[a].posts[inv.postID] = true
+		if inv.claims > 0 {
+			by[a].flagged[inv.postID] = true
+		}
+		by[a].claims += int64(inv.claims)
+	}
+	var out []metrics.AuthorStat
+	for id, a := range by {
+		s := metrics.AuthorStat{AuthorID: id, Platform: m.names[id].platform, DisplayName: m.names[id].displayName,
+			InvestigatedPosts: int64(len(a.posts)), FlaggedPosts: int64(len(a.flagged)), FlaggedClaims: a.claims}
+		s.FactCheckIncidence = float64(s.FlaggedPosts) / float64(s.InvestigatedPosts)
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].FlaggedClaims != out[j].FlaggedClaims {
+			return out[i].FlaggedClaims > out[j].FlaggedClaims
+		}
+		if out[i].InvestigatedPosts != out[j].InvestigatedPosts {
+			return out[i].InvestigatedPosts > out[j].InvestigatedPosts
+		}
+		return out[i].AuthorID < out[j].AuthorID
+	})
+	return out
+}
+
+// daily is the daily series, ordered by day and platform.
+func (m model) daily() []metrics.Day {
+	type key struct {
+		day      time.Time
+		platform string
+	}
+	by := map[key]*metrics.Day{}
+	flagged := map[key]map[string]bool{}
+	get := func(k key) *metrics.Day {
+		if by[k] == nil {
+			by[k] = &metrics.Day{Day: k.day, Platform: k.platform}
+			flagged[k] = map[string]bool{}
+		}
+		return by[k]
+	}
+	for _, inv := range m.invs {
+		if !inv.complete {
+			continue
+		}
+		k := key{inv.completedAt.Truncate(24 * time.Hour), m.versions[inv.versionID].platform}
+		d := get(k)
+		d.InvestigationsCompleted++
+		d.Claims += int64(inv.claims)
+		if inv.claims > 0 {
+			flagged[k][inv.postID] = true
+		}
+	}
+	for _, v := range m.views {
+		get(key{v.day, v.platform}).Views++
+	}
+	var out []metrics.Day
+	for k, d := range by {
+		d.PostsFlagged = int64(len(flagged[k]))
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Day.Equal(out[j].Day) {
+			return out[i].Day.Before(out[j].Day)
+		}
+		return out[i].Platform < out[j].Platform
+	})
+	return out
+}
