@@ -92,6 +92,14 @@ type Config struct {
 	WorkerID string
 	// LLMPrices price model tokens for the cost estimates in metrics.
 	LLMPrices LLMPrices
+
+	// ClickHouseDatabase holds the metrics projection; MetricsInsertRows
+	// bounds one INSERT, MetricsLinger and MetricsFetchMinBytes let the
+	// metrics consumer wait for larger batches.
+	ClickHouseDatabase   string
+	MetricsInsertRows    int
+	MetricsLinger        time.Duration
+	MetricsFetchMinBytes int
 }
 
 // DefaultOpenAIBaseURL is OpenAI's public API root.
@@ -160,6 +168,26 @@ var Vars = []Var{
 			c.ClickHouseURL = v
 			return checkURL(v, "http", "https", "clickhouse")
 		}},
+	{Name: "ERRATA_CLICKHOUSE_DATABASE", Default: "errata", Doc: "ClickHouse database of the metrics projection (created if missing)",
+		set: func(c *Config, v string) error {
+			if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`).MatchString(v) {
+				return errors.New("must be a plain identifier")
+			}
+			c.ClickHouseDatabase = v
+			return nil
+		}},
+	{Name: "ERRATA_METRICS_INSERT_ROWS", Default: "50000", Doc: "most rows of one ClickHouse INSERT by the metrics projector",
+		set: func(c *Config, v string) (err error) { c.MetricsInsertRows, err = positiveInt(v); return }},
+	{Name: "ERRATA_METRICS_LINGER", Default: "500ms", Doc: "how long the metrics projector's fetches wait for ERRATA_METRICS_FETCH_MIN_BYTES before taking what there is",
+		set: func(c *Config, v string) (err error) {
+			c.MetricsLinger, err = time.ParseDuration(v)
+			if err == nil && (c.MetricsLinger < 0 || c.MetricsLinger > time.Minute) {
+				err = errors.New("must be between 0s and 1m")
+			}
+			return
+		}},
+	{Name: "ERRATA_METRICS_FETCH_MIN_BYTES", Default: "524288", Doc: "bytes the metrics projector's fetches wait for (about 1,000 view events) up to ERRATA_METRICS_LINGER",
+		set: func(c *Config, v string) (err error) { c.MetricsFetchMinBytes, err = positiveInt(v); return }},
 	{Name: "ERRATA_HTTP_ADDR", Default: "127.0.0.1:8080", Doc: "listen address of the HTTP API (errata serve)",
 		set: func(c *Config, v string) error { c.HTTPAddr = v; return checkAddr(v) }},
 	{Name: "ERRATA_WORKER_HTTP_ADDR", Default: "127.0.0.1:8081", Doc: "listen address of a worker's /health endpoint",
