@@ -100,6 +100,10 @@ type Config struct {
 	MetricsInsertRows    int
 	MetricsLinger        time.Duration
 	MetricsFetchMinBytes int
+
+	// SearchIndexPrefix names the search indices: "<prefix>investigations-vN"
+	// behind the alias "<prefix>investigations".
+	SearchIndexPrefix string
 }
 
 // DefaultOpenAIBaseURL is OpenAI's public API root.
@@ -163,6 +167,14 @@ var Vars = []Var{
 		}},
 	{Name: "ERRATA_ELASTICSEARCH_URL", Default: "http://127.0.0.1:19200", Secret: true, Doc: "Elasticsearch URL (corpus search)",
 		set: func(c *Config, v string) error { c.ElasticsearchURL = v; return checkURL(v, "http", "https") }},
+	{Name: "ERRATA_SEARCH_INDEX_PREFIX", Default: "errata-", Doc: "prefix of the Elasticsearch search indices (<prefix>investigations-vN behind the alias <prefix>investigations)",
+		set: func(c *Config, v string) error {
+			if !regexp.MustCompile(`^([a-z0-9][a-z0-9._-]{0,100})?$`).MatchString(v) {
+				return errors.New("must be lowercase letters, digits, '.', '_' or '-', starting with a letter or digit")
+			}
+			c.SearchIndexPrefix = v
+			return nil
+		}},
 	{Name: "ERRATA_CLICKHOUSE_URL", Default: "http://127.0.0.1:18123", Secret: true, Doc: "ClickHouse HTTP URL (incidence metrics)",
 		set: func(c *Config, v string) error {
 			c.ClickHouseURL = v
