@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -82,15 +84,17 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 	if len(b.Records) == 0 {
 		return nil
 	}
+	decoded := p.decode(b.Records)
 	var set rowSet
 	var lastTime time.Time
-	for _, rec := range b.Records {
-		if !Handles(header(rec, events.HeaderType)) {
+	for i, rec := range b.Records {
+		d := decoded[i]
+		if d.skip {
 			continue
 		}
-		ev, err := p.registry.Decode(rec.Value)
+		err := d.err
 		if err == nil {
-			err = set.add(ev, position{partition: rec.Partition, offset: rec.Offset})
+			err = set.add(d.ev, position{partition: rec.Partition, offset: rec.Offset})
 		}
 		if err != nil {
 			// Deterministic: a replay dead-letters the same records.
@@ -99,7 +103,7 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 			}
 			continue
 		}
-		lastTime = ev.Time
+		lastTime = d.ev.Time
 	}
 	if err := p.insert(ctx, &set); err != nil {
 		return fmt.Errorf("metrics %s/%d@%d..%d: %w", b.Topic, b.Partition, b.Records[0].Offset, b.Records[len(b.Records)-1].Offset, err)
@@ -109,6 +113,36 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 		return err
 	}
 	return nil
+}
+
+type decodedRecord struct {
+	ev   events.Event
+	err  error
+	skip bool
+}
+
+// decode decodes the records the projection reads, spread over the CPUs
+// (decoding and validating JSON is most of a batch's cost); results keep
+// the records' order.
+func (p *Projector) decode(recs []*kgo.Record) []decodedRecord {
+	out := make([]decodedRecord, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), (len(recs)+255)/256)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(recs); i += workers {
+				if !Handles(header(recs[i], events.HeaderType)) {
+					out[i].skip = true
+					continue
+				}
+				out[i].ev, out[i].err = p.registry.Decode(recs[i].Value)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func (p *Projector) storePosition(ctx context.Context, topic string, partition int32, next int64, at time.Time) error {
