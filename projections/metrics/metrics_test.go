@@ -27,18 +27,19 @@ func (d *recordingDeadLetter) Send(_ context.Context, rec *kgo.Record, _ error, 
 type fixture struct {
 	conn     driver.Conn
 	database string
+	url      string
 	proj     *metrics.Projector
 	dl       *recordingDeadLetter
 }
 
 func newFixture(t testing.TB, insertRows int) fixture {
 	t.Helper()
-	conn, db := clickHouse(t)
+	conn, db, url := clickHouse(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, metrics.Migrate(ctx, conn, logging.Discard()))
 	dl := &recordingDeadLetter{}
-	return fixture{conn: conn, database: db, dl: dl,
+	return fixture{conn: conn, database: db, url: url, dl: dl,
 		proj: metrics.NewProjector(conn, events.NewCatalogRegistry(), dl, insertRows, logging.Discard())}
 }
 

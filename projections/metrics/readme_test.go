@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/testenv"
 	"github.com/errata-dev/errata/projections/metrics"
 )
 
@@ -44,9 +43,9 @@ func readmeQueries(t *testing.T) []string {
 
 // curlQuery runs sql over ClickHouse's HTTP interface, as an analyst's curl
 // does, and returns the TabSeparated answer.
-func curlQuery(t *testing.T, database, sql string) string {
+func curlQuery(t *testing.T, chURL, database, sql string) string {
 	t.Helper()
-	u, err := url.Parse(testenv.Config(t).ClickHouseURL)
+	u, err := url.Parse(chURL)
 	require.NoError(t, err)
 	q := u.Query()
 	q.Set("database", database)
@@ -186,6 +185,6 @@ func TestREADMEQueries(t *testing.T) {
 	for i, q := range queries {
 		require.NotEmpty(t, strings.TrimSpace(want[i]), "query %d: the workload must give it something to count", i+1)
 		t.Logf("README query %d answers %d rows", i+1, strings.Count(want[i], "\n"))
-		require.Equal(t, want[i], curlQuery(t, f.database, q), "README query %d:\n%s", i+1, q)
+		require.Equal(t, want[i], curlQuery(t, f.url, f.database, q), "README query %d:\n%s", i+1, q)
 	}
 }
