@@ -224,3 +224,36 @@ func TestReaderRejectsBadFilters(t *testing.T) {
 	_, err = r.AuthorStats(context.Background(), "nope", 1)
 	require.ErrorIs(t, err, metrics.ErrInvalidFilter)
 }
+
+// TestPoisonRecordIsDeadLettered: a record of a handled type that does not
+// decode goes to the dead-letter topic, the rest of its batch is applied and
+// the position moves past it; records of other types are skipped.
+func TestPoisonRecordIsDeadLettered(t *testing.T) {
+	w := newWorkload(6, 8, 1)
+	f := newFixture(t, 0)
+	var recs []*kgo.Record
+	for _, r := range w.records {
+		if r.Topic == w.topics.Name(events.TopicPosts) {
+			recs = append(recs, r)
+		}
+	}
+	require.Greater(t, len(recs), 4)
+	poison := *recs[2]
+	poison.Value = []byte(`{"id":"not json`)
+	other := *recs[3]
+	other.Headers = []kgo.RecordHeader{{Key: events.HeaderType, Value: []byte(events.TypeAPIKeyAddedV1)}}
+	other.Value = []byte(`ignored`)
+	batch := append([]*kgo.Record{}, recs...)
+	batch[2], batch[3] = &poison, &other
+	f.feed(t, []kafka.Batch{{Topic: recs[0].Topic, Partition: recs[0].Partition, Records: batch}})
+	require.Len(t, f.dl.recs, 1)
+	require.Equal(t, poison.Offset, f.dl.recs[0].Offset)
+
+	var rows uint64
+	require.NoError(t, f.conn.QueryRow(context.Background(),
+		"SELECT (SELECT count() FROM post_versions FINAL) + (SELECT count() FROM views FINAL)").Scan(&rows))
+	require.EqualValues(t, len(recs)-2, rows)
+	pos, err := f.proj.Positions(context.Background(), []string{recs[0].Topic})
+	require.NoError(t, err)
+	require.Equal(t, recs[len(recs)-1].Offset+1, pos[recs[0].Topic][recs[0].Partition])
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/projections/metrics"
+)
+
+// TestMetricsWiring: `errata migrate`'s metrics step creates the configured
+// database and its schema (twice is fine), the reader answers from it, and
+// the worker's factory builds a runner on it.
+func TestMetricsWiring(t *testing.T) {
+	cfg := testenv.Config(t)
+	cfg.ClickHouseDatabase = "errata_test_" + testenv.Suffix()
+	brokers, topics := testenv.Kafka(t, 1)
+	cfg.KafkaBrokers = brokers
+	t.Cleanup(func() {
+		opts, err := metrics.Options(cfg.ClickHouseURL, "")
+		if err != nil {
+			return
+		}
+		conn, err := clickhouse.Open(opts)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+cfg.ClickHouseDatabase+" SYNC")
+	})
+	e := &env{cfg: cfg, log: logging.Discard(), registry: events.NewCatalogRegistry(), topics: topics}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	require.NoError(t, migrators[metrics.ProjectorName](ctx, e))
+	require.NoError(t, migrators[metrics.ProjectorName](ctx, e))
+	reader, closeFn, err := e.metricsReader(ctx)
+	require.NoError(t, err)
+	defer closeFn()
+	inc, err := reader.Incidence(ctx, metrics.Filter{Platform: events.PlatformX})
+	require.NoError(t, err)
+	require.Equal(t, metrics.Incidence{}, inc)
+	_, err = reader.Incidence(ctx, metrics.Filter{Platform: "x"})
+	require.ErrorIs(t, err, metrics.ErrInvalidFilter)
+
+	require.Equal(t, cfg.ClickHouseDatabase+"_g2", e.metricsDatabase(withGeneration(ctx, 2)))
+	r, release, err := projectorFactories[metrics.ProjectorName](ctx, e)
+	require.NoError(t, err)
+	stopped, stop := context.WithCancel(ctx)
+	stop()
+	require.NoError(t, r.Run(stopped)) // closes its client at once
+	release()
+}
