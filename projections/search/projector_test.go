@@ -3,10 +3,14 @@ package search_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
@@ -231,4 +235,88 @@ func countLines(b []byte) int {
 		}
 	}
 	return n
+}
+
+// TestElasticsearchFailureRollsBack: when Elasticsearch refuses a batch's
+// documents, Apply fails, so the transaction (fold, revisions, checkpoint)
+// rolls back and the runner retries the batch from the same state.
+func TestElasticsearchFailureRollsBack(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fake := &fakeBulk{script: func(int, []string) (int, []int) { return http.StatusServiceUnavailable, nil }}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	broken, err := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{srv.URL}, DisableRetry: true})
+	require.NoError(t, err)
+	pool := state(t, testenv.Postgres(t), search.StateSchema)
+	c := corpus()
+	good := search.NewApplierFor(esClient(t), "unused-no-documents-yet")
+	apply(t, pool, good, allPosts(c)) // no document is complete yet: nothing is indexed
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	err = search.NewApplierFor(broken, "idx").Apply(ctx, tx, handled(good, allInvestigations(c)))
+	require.ErrorContains(t, err, "HTTP 503")
+	require.NoError(t, tx.Rollback(ctx))
+	require.Len(t, fake.calls, 1)
+	require.Len(t, fake.calls[0], 7, "the seven complete investigations were sent")
+
+	var investigations, revisions int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM investigations), (SELECT coalesce(sum(revision), 0) FROM documents)`).
+		Scan(&investigations, &revisions))
+	require.Zero(t, investigations, "the failed batch left nothing")
+	require.Equal(t, int64(len(allPosts(c))), revisions, "only the committed registrations count")
+}
+
+// TestConcurrentPartitionsConverge applies the posts and the
+// investigations of the corpus in two concurrent transactions (two
+// partitions handled by two workers): the document row lock makes the
+// later one wait and build on what the first committed, so the index ends
+// with the complete documents whichever commits first.
+func TestConcurrentPartitionsConverge(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	es := esClient(t)
+	pfx := prefix(t, es)
+	dbURL := testenv.Postgres(t)
+	c := corpus()
+
+	want := search.IndexName(pfx, 1)
+	require.NoError(t, search.CreateIndex(ctx, es, want))
+	a := search.NewApplierFor(es, want)
+	p := state(t, dbURL, "search_seq")
+	apply(t, p, a, allPosts(c))
+	apply(t, p, a, allInvestigations(c))
+	wantDump, err := search.Dump(ctx, es, want)
+	require.NoError(t, err)
+
+	for round := 2; round <= 4; round++ {
+		idx := search.IndexName(pfx, int64(round))
+		require.NoError(t, search.CreateIndex(ctx, es, idx))
+		a := search.NewApplierFor(es, idx)
+		pool := state(t, dbURL, fmt.Sprintf("search_conc_%d", round))
+		errs := make(chan error, 2)
+		for _, batch := range [][]events.Event{allPosts(c), allInvestigations(c)} {
+			go func() {
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer tx.Rollback(ctx) //nolint:errcheck
+				if err := a.Apply(ctx, tx, handled(a, batch)); err != nil {
+					errs <- err
+					return
+				}
+				errs <- tx.Commit(ctx)
+			}()
+		}
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		got, err := search.Dump(ctx, es, idx)
+		require.NoError(t, err)
+		require.Equal(t, string(wantDump), string(got), "round %d", round)
+	}
 }
