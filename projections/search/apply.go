@@ -132,6 +132,25 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 	return nil
 }
 
+// upsertVersion inserts a version or folds another registration of it:
+// the verification latch keeps the earliest time, and a better
+// registration than the one the row describes (see migration 0001)
+// replaces the descriptive fields.
+var upsertVersion = func() string {
+	better := `(NOT EXCLUDED.source_verified, EXCLUDED.source_at, EXCLUDED.source_event) < ` +
+		`(NOT versions.source_verified, versions.source_at, versions.source_event)`
+	var set []string
+	for _, col := range []string{"url", "author_id", "author_name", "source_verified", "source_at", "source_event"} {
+		set = append(set, fmt.Sprintf("%[1]s = CASE WHEN %[2]s THEN EXCLUDED.%[1]s ELSE versions.%[1]s END", col, better))
+	}
+	// Every SET expression reads the row as it was before the update.
+	return `INSERT INTO versions (post_version_id, investigation_id, post_id, platform, external_id, url,
+			content_hash, author_id, author_name, excerpt, source_verified, source_at, source_event, server_verified_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (post_version_id) DO UPDATE SET ` + strings.Join(set, ",\n\t\t\t") + `,
+			server_verified_at = LEAST(versions.server_verified_at, EXCLUDED.server_verified_at)`
+}()
+
 // queueRegistration folds one registration: the version row (descriptive
 // fields from the best registration, see migration 0001), the verification
 // latch and the reporter.
@@ -146,20 +165,9 @@ func queueRegistration(b *pgx.Batch, ev events.Event, p *events.PostVersionRegis
 		id := events.AuthorID(p.Platform, p.Author.PlatformUserID)
 		authorID, authorName = &id, &p.Author.DisplayName
 	}
-	b.Queue(`INSERT INTO versions (post_version_id, investigation_id, post_id, platform, external_id, url,
-			content_hash, author_id, author_name, excerpt, source_verified, source_at, source_event, server_verified_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (post_version_id) DO UPDATE SET
-			server_verified_at = LEAST(versions.server_verified_at, EXCLUDED.server_verified_at)`,
+	b.Queue(upsertVersion,
 		p.PostVersionID, events.InvestigationID(p.PostVersionID), p.PostID, p.Platform, p.ExternalID, p.URL,
 		p.ContentHash, authorID, authorName, Excerpt(p.ContentText), verified, ev.Time, ev.ID, verifiedAt)
-	// A better registration than the one the row describes replaces its
-	// descriptive fields (a no-op for the row just inserted).
-	b.Queue(`UPDATE versions SET url = $2, author_id = $3, author_name = $4,
-			source_verified = $5, source_at = $6, source_event = $7
-		WHERE post_version_id = $1
-		  AND (NOT $5::boolean, $6::timestamptz, $7::text) < (NOT source_verified, source_at, source_event)`,
-		p.PostVersionID, p.URL, authorID, authorName, verified, ev.Time, ev.ID)
 	if p.ReporterKey != "" {
 		b.Queue(`INSERT INTO version_reporters (post_version_id, reporter_key) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
 			p.PostVersionID, p.ReporterKey)

@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -318,5 +319,65 @@ func TestConcurrentPartitionsConverge(t *testing.T) {
 		got, err := search.Dump(ctx, es, idx)
 		require.NoError(t, err)
 		require.Equal(t, string(wantDump), string(got), "round %d", round)
+	}
+}
+
+// TestBestRegistrationDescribesTheVersion registers one version three
+// times with different URLs and authors (client, client, then server
+// verified) and folds them in every order: the document always shows the
+// verified registration's URL and author and the earliest verification.
+func TestBestRegistrationDescribesTheVersion(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	es := esClient(t)
+	pfx := prefix(t, es)
+	dbURL := testenv.Postgres(t)
+	c := build(postSpec{name: "best", platform: events.PlatformX, author: "client-view", outcome: "complete",
+		text: "The Great Pyramid was built by slaves.", claims: []claimSpec{{text: "built by slaves",
+			summary: "Paid workers built it.", reasoning: "Workers' tombs and payroll records were found at Giza.", sourceTitle: "Giza"}}})[0]
+	b := &builder{reg: events.NewCatalogRegistry(), n: 2000}
+	first := c.posts[0].Payload.(*events.PostVersionRegisteredV1)
+	other := *first
+	other.URL = "https://x.com/other/status/best"
+	verified := *first
+	verified.Provenance, verified.ServerFetchError = events.ProvenanceServerVerified, ""
+	verified.URL = "https://x.com/canonical/status/best"
+	verified.Author = &events.AuthorV1{PlatformUserID: "canonical", DisplayName: "Canonical Name"}
+	verified2 := verified
+	verified2.URL = "https://x.com/later/status/best"
+	regs := []events.Event{
+		c.posts[0],
+		b.event(&other, start.Add(-time.Hour)), // earlier, but client-observed
+		b.event(&verified, start.Add(time.Hour)),
+		b.event(&verified2, start.Add(2*time.Hour)), // verified, but later
+	}
+	orders := [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}, {1, 3, 0, 2}}
+	var dumps []string
+	for i, order := range orders {
+		idx := search.IndexName(pfx, int64(i+1))
+		require.NoError(t, search.CreateIndex(ctx, es, idx))
+		a := search.NewApplierFor(es, idx)
+		pool := state(t, dbURL, fmt.Sprintf("search_best_%d", i))
+		apply(t, pool, a, c.investigation)
+		for _, k := range order {
+			apply(t, pool, a, regs[k:k+1])
+		}
+		docs, err := search.ReadAll(ctx, es, idx)
+		require.NoError(t, err)
+		require.Len(t, docs, 1)
+		var s search.Source
+		require.NoError(t, json.Unmarshal(docs[0].Source, &s))
+		require.Equal(t, "https://x.com/canonical/status/best", s.URL, "order %v", order)
+		require.Equal(t, events.AuthorID(events.PlatformX, "canonical"), *s.AuthorID)
+		require.Equal(t, "Canonical Name", *s.AuthorDisplayName)
+		require.Equal(t, "2026-11-01T10:00:00.000000Z", *s.ServerVerifiedAt)
+		require.Equal(t, int64(5), docs[0].Version, "four registrations and the completion")
+		d, err := search.Dump(ctx, es, idx)
+		require.NoError(t, err)
+		dumps = append(dumps, string(d))
+	}
+	for _, d := range dumps[1:] {
+		require.Equal(t, dumps[0], d)
 	}
 }
