@@ -192,3 +192,11 @@ func TestQueryValidation(t *testing.T) {
 	}
 	require.NoError(t, search.Query{Limit: 100, Offset: 9900}.Validate(), "exactly 10000 is allowed")
 }
+
+func TestSearchWithoutIndexIsAClearError(t *testing.T) {
+	t.Parallel()
+	es := esClient(t)
+	_, err := search.NewSearcher(es, search.AliasName(prefix(t, es))).Search(context.Background(), search.Query{Limit: 10})
+	require.ErrorContains(t, err, "the search index does not exist (run `errata migrate`)")
+	require.NotErrorIs(t, err, search.ErrInvalidQuery)
+}
