@@ -147,6 +147,10 @@ func newWorkerRig(t *testing.T, ctx context.Context, ipCap int, extraEnv ...stri
 		"ERRATA_KAFKA_BROKERS=" + strings.Join(brokers, ","),
 		"ERRATA_KAFKA_TOPIC_PREFIX=" + topics.Prefix,
 		"ERRATA_DATABASE_URL=" + dbURL,
+		// The default worker runs every projector: each test gets its own
+		// search indices and ClickHouse databases, removed when it ends.
+		"ERRATA_SEARCH_INDEX_PREFIX=" + testenv.SearchIndexPrefix(t),
+		"ERRATA_CLICKHOUSE_DATABASE=" + testenv.ClickHouseDatabaseName(t),
 		"ERRATA_WORKER_HTTP_ADDR=127.0.0.1:0",
 		"ERRATA_KAFKA_SESSION_TIMEOUT=6s",
 		fmt.Sprintf("ERRATA_VIEW_IP_RANGE_DAILY_CAP=%d", ipCap),

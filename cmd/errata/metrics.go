@@ -2,14 +2,23 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/projections/metrics"
+	"github.com/errata-dev/errata/projections/replay"
 	"github.com/errata-dev/errata/projections/targets"
 )
 
@@ -25,6 +34,7 @@ func init() {
 		defer conn.Close()
 		return metrics.Migrate(ctx, conn, e.log)
 	}
+	rebuildables[metrics.ProjectorName] = metricsRebuild{}
 }
 
 // metricsDatabase is the ClickHouse database of the projection's current
@@ -38,14 +48,77 @@ func (e *env) metricsConn(ctx context.Context) (driver.Conn, error) {
 	return metrics.Open(ctx, e.cfg.ClickHouseURL, e.metricsDatabase(ctx))
 }
 
-// metricsReader opens the metrics reader (publicMetrics resolves through its
-// Incidence method). The caller calls the release function.
+// metricsReader opens the metrics reader on the projection's active
+// generation and moves it when `errata replay` switches generations
+// (publicMetrics resolves through its Incidence method). The caller calls
+// the release function.
 func (e *env) metricsReader(ctx context.Context) (*metrics.Reader, func(), error) {
-	conn, err := e.metricsConn(ctx)
+	control, err := e.controlPool(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return metrics.NewReader(conn), func() { _ = conn.Close() }, nil
+	store := targets.New(control)
+	active, err := store.Active(ctx, metrics.ProjectorName)
+	if err != nil {
+		control.Close()
+		return nil, nil, err
+	}
+	conn, err := e.metricsConnAt(ctx, active.Generation)
+	if err != nil {
+		control.Close()
+		return nil, nil, err
+	}
+	r := metrics.NewReader(conn)
+	watchCtx, stop := context.WithCancel(ctx)
+	var mu sync.Mutex // guards the swap against the release
+	gen := active.Generation
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		store.Watch(watchCtx, metrics.ProjectorName, targetPollInterval, e.log, func(t targets.Target) {
+			if t.Generation == gen {
+				return
+			}
+			next, err := e.metricsConnAt(watchCtx, t.Generation)
+			if err != nil {
+				e.log.Warn("metrics projection switched but its database cannot be opened; readers stay", "generation", t.Generation, "err", err)
+				return
+			}
+			mu.Lock()
+			old := r.Swap(next)
+			gen = t.Generation
+			mu.Unlock()
+			e.log.Info("projection switched: readers move", "projection", metrics.ProjectorName, "generation", t.Generation)
+			// Queries in flight on the old database finish first.
+			time.AfterFunc(30*time.Second, func() { _ = old.Close() })
+		})
+	}()
+	return r, func() {
+		stop()
+		<-done
+		control.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		_ = r.Swap(nil).Close()
+	}, nil
+}
+
+// clickhouseAdmin connects without a default database.
+func (e *env) clickhouseAdmin() (driver.Conn, error) {
+	opts, err := metrics.Options(e.cfg.ClickHouseURL, "")
+	if err != nil {
+		return nil, err
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open clickhouse: %w", err)
+	}
+	return conn, nil
+}
+
+// metricsConnAt opens generation gen's database (creating it if missing).
+func (e *env) metricsConnAt(ctx context.Context, gen int64) (driver.Conn, error) {
+	return metrics.Open(ctx, e.cfg.ClickHouseURL, targets.Name(e.cfg.ClickHouseDatabase, gen))
 }
 
 // newMetricsRunner migrates the projection's database and wires its
@@ -72,7 +145,7 @@ func newMetricsRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 	r, err := kafka.NewRunner(kafka.RunnerConfig{
 		Brokers:        e.cfg.KafkaBrokers,
 		Group:          group,
-		Topics:         []string{e.topics.Name(events.TopicPosts), e.topics.Name(events.TopicInvestigations)},
+		Topics:         metricsTopics(e),
 		Positions:      proj,
 		InstanceID:     e.cfg.KafkaInstanceID,
 		SessionTimeout: e.cfg.KafkaSessionTimeout,
@@ -88,4 +161,139 @@ func newMetricsRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 		return nil, nil, err
 	}
 	return r, func() { producer.Close(); _ = conn.Close() }, nil
+}
+
+// metricsTopics are the topics the metrics projection reads.
+func metricsTopics(e *env) []string {
+	return []string{e.topics.Name(events.TopicPosts), e.topics.Name(events.TopicInvestigations)}
+}
+
+// metricsRebuild rebuilds the metrics projection: generation N is the
+// ClickHouse database targets.Name(ERRATA_CLICKHOUSE_DATABASE, N).
+type metricsRebuild struct{}
+
+func (metricsRebuild) topics(e *env) []string { return metricsTopics(e) }
+
+func (metricsRebuild) open(ctx context.Context, e *env, gen int64) (kafka.Handler, kafka.PositionStore, func(), error) {
+	conn, err := e.metricsConnAt(ctx, gen)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := metrics.Migrate(ctx, conn, e.log); err != nil {
+		_ = conn.Close()
+		return nil, nil, nil, err
+	}
+	proj := metrics.NewProjector(conn, e.registry, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
+	return proj, proj, func() { _ = conn.Close() }, nil
+}
+
+func (metricsRebuild) generations(ctx context.Context, e *env) ([]int64, error) {
+	conn, err := e.clickhouseAdmin()
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	base := e.cfg.ClickHouseDatabase
+	rows, err := conn.Query(ctx, "SELECT name FROM system.databases WHERE name = {base:String} OR startsWith(name, {prefix:String})",
+		clickhouse.Named("base", base), clickhouse.Named("prefix", base+"_g"))
+	if err != nil {
+		return nil, fmt.Errorf("list metrics databases: %w", err)
+	}
+	defer rows.Close()
+	var gens []int64
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		if g, ok := targets.GenerationOf(base, name); ok {
+			gens = append(gens, g)
+		}
+	}
+	return gens, rows.Err()
+}
+
+func (metricsRebuild) activate(context.Context, *env, int64) error { return nil }
+
+func (metricsRebuild) drop(ctx context.Context, e *env, gen int64) error {
+	name := targets.Name(e.cfg.ClickHouseDatabase, gen)
+	if err := metrics.ValidDatabase(name); err != nil {
+		return err
+	}
+	conn, err := e.clickhouseAdmin()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" SYNC"); err != nil {
+		return fmt.Errorf("drop metrics database %s: %w", name, err)
+	}
+	return nil
+}
+
+func (metricsRebuild) positions(ctx context.Context, e *env, gen int64) (replay.Offsets, error) {
+	conn, err := e.metricsConnAt(ctx, gen)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	at, err := metrics.NewProjector(conn, e.registry, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log).Positions(ctx, metricsTopics(e))
+	return replay.Offsets(at), err
+}
+
+// checksum dumps the tables at the positions the projector has recorded:
+// ClickHouse has no transactions, so rows of a batch still in flight
+// (inserted, position not yet stored) are left out by their log position.
+func (metricsRebuild) checksum(ctx context.Context, e *env, gen int64, w io.Writer) ([]tableSum, replay.Offsets, error) {
+	conn, err := e.metricsConnAt(ctx, gen)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close()
+	proj := metrics.NewProjector(conn, e.registry, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
+	topics := metricsTopics(e)
+	at, err := proj.Positions(ctx, topics)
+	if err != nil {
+		return nil, nil, err
+	}
+	below := map[events.Topic]map[int32]int64{}
+	for _, tp := range []events.Topic{events.TopicPosts, events.TopicInvestigations} {
+		below[tp] = at[e.topics.Name(tp)]
+	}
+	dump, err := metrics.DumpBelow(ctx, conn, targets.Name(e.cfg.ClickHouseDatabase, gen), below)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := w.Write(dump); err != nil {
+		return nil, nil, err
+	}
+	return metricsTableSums(dump), replay.Offsets(at), nil
+}
+
+// metricsTableSums splits a canonical dump ("# table (...) N rows" headers,
+// then the rows) into per-table checksums.
+func metricsTableSums(dump []byte) []tableSum {
+	var out []tableSum
+	var h hash.Hash
+	flush := func() {
+		if h != nil {
+			out[len(out)-1].SHA256 = hex.EncodeToString(h.Sum(nil))
+		}
+	}
+	for line := range strings.Lines(string(dump)) {
+		if rest, ok := strings.CutPrefix(line, "# "); ok {
+			flush()
+			table, _, _ := strings.Cut(rest, " ")
+			out = append(out, tableSum{Table: "clickhouse " + table})
+			h = sha256.New()
+			continue
+		}
+		if h == nil {
+			continue
+		}
+		h.Write([]byte(line))
+		out[len(out)-1].Rows++
+	}
+	flush()
+	return out
 }

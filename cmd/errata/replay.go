@@ -39,6 +39,9 @@ type rebuildable interface {
 	activate(ctx context.Context, e *env, gen int64) error
 	// drop deletes generation gen's stores.
 	drop(ctx context.Context, e *env, gen int64) error
+	// positions are the next offsets generation gen has applied, by topic
+	// and partition (cheap: no dump).
+	positions(ctx context.Context, e *env, gen int64) (replay.Offsets, error)
 	// checksum writes generation gen's canonical dump to w and returns its
 	// per-table (or per-index) checksums and the log positions the dump
 	// reflects (nil when the store cannot say).
@@ -211,6 +214,11 @@ func projectionsCmd() *cobra.Command {
 				return err
 			}
 			defer control.Close()
+			admin, closeAdmin, err := e.admin()
+			if err != nil {
+				return err
+			}
+			defer closeAdmin()
 			store := targets.New(control)
 			for _, name := range rebuildableNames() {
 				active, err := store.Active(ctx, name)
@@ -230,9 +238,14 @@ func projectionsCmd() *cobra.Command {
 					parts = append(parts, fmt.Sprintf("%d%s", g, mark))
 				}
 				if len(parts) == 0 {
-					parts = append(parts, "none built yet")
+					fmt.Fprintf(cmd.OutOrStdout(), "%-10s generations: none built yet\n", name)
+					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-10s generations: %s\n", name, strings.Join(parts, ", "))
+				progress, err := applied(ctx, e, admin, rebuildables[name], active.Generation)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%-10s generations: %s  %s\n", name, strings.Join(parts, ", "), progress)
 			}
 			return nil
 		},
@@ -440,6 +453,27 @@ func verifyOne(ctx context.Context, e *env, store *targets.Store, admin *kadm.Cl
 		return false, err
 	}
 	return false, nil
+}
+
+// applied says how far generation gen of a projection is: events applied
+// of the events in its topics, and the lag.
+func applied(ctx context.Context, e *env, admin *kadm.Client, rb rebuildable, gen int64) (string, error) {
+	at, err := rb.positions(ctx, e, gen)
+	if err != nil {
+		return "", err
+	}
+	ends, err := replay.EndOffsets(ctx, admin, rb.topics(e))
+	if err != nil {
+		return "", err
+	}
+	var done, total int64
+	for topic, parts := range ends {
+		for p, end := range parts {
+			total += end
+			done += min(at[topic][p], end)
+		}
+	}
+	return fmt.Sprintf("g%d applied %d of %d events (lag %d)", gen, done, total, total-done), nil
 }
 
 // printFirstDiffs prints up to max lines present in one canonical dump and

@@ -50,6 +50,10 @@ func (r servingRebuild) drop(ctx context.Context, e *env, gen int64) error {
 	return dropSchema(ctx, e, r.schema(e, gen))
 }
 
+func (r servingRebuild) positions(ctx context.Context, e *env, gen int64) (replay.Offsets, error) {
+	return postgresPositions(ctx, e, r.schema(e, gen), serving.ProjectorName)
+}
+
 // checksum dumps the schema inside one REPEATABLE READ transaction, so the
 // rows and the checkpoints it reports are one consistent state even while
 // the live projector keeps writing.
@@ -82,6 +86,21 @@ func dumpPostgresSchema(ctx context.Context, e *env, schema, projector string, w
 		out[i] = tableSum(s)
 	}
 	return out, at, nil
+}
+
+// postgresPositions reads a pgproj projection's checkpoints in schema.
+func postgresPositions(ctx context.Context, e *env, schema, projector string) (replay.Offsets, error) {
+	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, schema)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	return checkpointsIn(ctx, tx, projector)
 }
 
 func checkpointsIn(ctx context.Context, tx pgx.Tx, projector string) (replay.Offsets, error) {

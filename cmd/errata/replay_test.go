@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,10 +138,13 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 		require.Contains(t, out, name+": identical", out)
 	}
 
-	out, stderr, err := runErrata(t, s.env, "replay", "--projection", "serving")
+	require.Equal(t, []string{"audit", "metrics", "search", "serving"}, rebuildableNames())
+	out, stderr, err := runErrata(t, s.env, "replay", "--projection", "all")
 	require.NoError(t, err, "replay:\n%s\n%s", out, stderr)
-	require.Contains(t, out, "serving: switched to generation 2")
-	require.Contains(t, stderr, "serving g2 [####################] 100%")
+	for _, name := range rebuildableNames() {
+		require.Contains(t, out, name+": switched to generation 2")
+		require.Contains(t, stderr, name+" g2 [####################] 100%")
+	}
 
 	// New events after the switch reach generation 2 through the live worker.
 	more := testenv.PostWorkload(testenv.WorkloadSpec{
@@ -154,6 +158,19 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 		err := s.rig.pool.QueryRow(ctx, `SELECT COALESCE(sum(next_offset), 0) FROM serving_g2.projection_checkpoints
 			WHERE projector = 'serving'`).Scan(&n)
 		return err == nil && n == want, fmt.Sprintf("generation 2 applied %d of %d records (%v)", n, want, err)
+	})
+	// Every projector moved to generation 2 and follows the log there.
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		out, stderr, err := runErrata(t, s.env, "projections", "list")
+		if err != nil {
+			return false, out + stderr
+		}
+		for _, name := range rebuildableNames() {
+			if !regexp.MustCompile(`(?m)^` + name + ` .*\(active\)  g2 applied [0-9]+ of [0-9]+ events \(lag 0\)$`).MatchString(out) {
+				return false, out
+			}
+		}
+		return true, out
 	})
 
 	out, stderr, err = runErrata(t, s.env, "projections", "drop", "--projection", "serving", "--generation", "2")
@@ -179,8 +196,8 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 		return got.State == "INVESTIGATED" && len(got.Claims) == 1, string(data)
 	})
 	out = verify()
-	require.Contains(t, out, "serving: live generation 2 vs rebuild")
 	for _, name := range rebuildableNames() {
+		require.Contains(t, out, name+": live generation 2 vs rebuild", out)
 		require.Contains(t, out, name+": identical", out)
 	}
 }

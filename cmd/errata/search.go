@@ -30,11 +30,7 @@ func init() {
 		}
 		return prepareSearch(ctx, e, es, 1, true)
 	}
-	// searchRebuild is not registered in rebuildables yet: the process
-	// tests' worker rig (newWorkerRig) runs with the default index prefix,
-	// and `errata replay --projection all` there would move the shared
-	// alias and drop the shared generation-1 index. Register it once the
-	// rig sets a unique ERRATA_SEARCH_INDEX_PREFIX.
+	rebuildables[search.ProjectorName] = searchRebuild{}
 }
 
 // elasticsearch returns a client for ERRATA_ELASTICSEARCH_URL.
@@ -187,6 +183,10 @@ func (searchRebuild) drop(ctx context.Context, e *env, gen int64) error {
 		return err
 	}
 	return dropSchema(ctx, e, searchStateSchema(gen))
+}
+
+func (searchRebuild) positions(ctx context.Context, e *env, gen int64) (replay.Offsets, error) {
+	return postgresPositions(ctx, e, searchStateSchema(gen), search.ProjectorName)
 }
 
 // checksum dumps the fold's tables and the index's documents at one set of

@@ -59,17 +59,24 @@ func generationOf(ctx context.Context) int64 {
 }
 
 // followingServingPool opens a pool on the active generation of the serving
-// projection and moves it when `errata replay` switches generations: the
-// pool's connections take their search_path from the active target when
-// they connect, and a switch resets the pool, so every request after the
-// switch reads the new schema while requests in flight finish on the old.
+// projection that follows `errata replay` switches (see followingPool).
 func (e *env) followingServingPool(ctx context.Context) (*pgxpool.Pool, error) {
-	cfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	return e.followingPool(ctx, serving.ProjectorName, e.cfg.ServingSchema)
+}
+
+// followingPool opens a pool on the active generation of the Postgres
+// projection named projection (generation 1 in schema base) and moves it
+// when `errata replay` switches generations: the pool's connections take
+// their search_path from the active target when they connect, and a switch
+// resets the pool, so every request after the switch reads the new schema
+// while requests in flight finish on the old.
+func (e *env) followingPool(ctx context.Context, projection, base string) (*pgxpool.Pool, error) {
+	cfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, base)
 	if err != nil {
 		return nil, err
 	}
 	var schema atomic.Value
-	schema.Store(e.cfg.ServingSchema)
+	schema.Store(base)
 	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
 		cc.RuntimeParams["search_path"] = schema.Load().(string)
 		return nil
@@ -79,19 +86,19 @@ func (e *env) followingServingPool(ctx context.Context) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("postgres pool: %w", err)
 	}
 	store := targets.New(pool)
-	t, err := store.Active(ctx, serving.ProjectorName)
+	t, err := store.Active(ctx, projection)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	schema.Store(targets.Name(e.cfg.ServingSchema, t.Generation))
+	schema.Store(targets.Name(base, t.Generation))
 	pool.Reset()
-	go store.Watch(ctx, serving.ProjectorName, targetPollInterval, e.log, func(t targets.Target) {
-		name := targets.Name(e.cfg.ServingSchema, t.Generation)
+	go store.Watch(ctx, projection, targetPollInterval, e.log, func(t targets.Target) {
+		name := targets.Name(base, t.Generation)
 		if name == schema.Load().(string) {
 			return
 		}
-		e.log.Info("serving projection switched: readers move", "generation", t.Generation, "schema", name)
+		e.log.Info("projection switched: readers move", "projection", projection, "generation", t.Generation, "schema", name)
 		schema.Store(name)
 		pool.Reset()
 	})

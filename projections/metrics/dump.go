@@ -6,8 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/errata-dev/errata/events"
 )
 
 // Dump renders the data tables of database canonically: per table a header
@@ -15,14 +20,59 @@ import (
 // do not show), rows sorted by their text. Two databases built from the
 // same log give identical dumps whatever their merge state.
 func Dump(ctx context.Context, conn driver.Conn, database string) ([]byte, error) {
+	return dump(ctx, conn, database, nil)
+}
+
+// TableTopics names the logical topic (events.Topic*) each table's rows
+// come from; log_partition and log_offset are positions in it.
+var TableTopics = map[string]events.Topic{
+	"post_versions":  events.TopicPosts,
+	"views":          events.TopicPosts,
+	"investigations": events.TopicInvestigations,
+	"claims":         events.TopicInvestigations,
+}
+
+// DumpBelow is Dump restricted to the rows whose log position is below
+// the given next offsets (by logical topic, then partition; a partition
+// missing from the map contributes no rows). ClickHouse has no
+// transactions, so a batch in flight may have inserted rows before the
+// projector records its position: DumpBelow(positions) is the state at
+// exactly those positions, whatever is in flight.
+func DumpBelow(ctx context.Context, conn driver.Conn, database string, below map[events.Topic]map[int32]int64) ([]byte, error) {
+	if below == nil {
+		below = map[events.Topic]map[int32]int64{}
+	}
+	return dump(ctx, conn, database, below)
+}
+
+// positionFilter is a WHERE condition keeping rows below the offsets.
+func positionFilter(parts map[int32]int64) string {
+	if len(parts) == 0 {
+		return "0"
+	}
+	ps := slices.Sorted(maps.Keys(parts))
+	var b strings.Builder
+	b.WriteString("multiIf(")
+	for _, p := range ps {
+		fmt.Fprintf(&b, "log_partition = %d, log_offset < %d, ", p, parts[p])
+	}
+	b.WriteString("0)")
+	return b.String()
+}
+
+func dump(ctx context.Context, conn driver.Conn, database string, below map[events.Topic]map[int32]int64) ([]byte, error) {
 	if err := ValidDatabase(database); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
 	for _, table := range Tables {
+		where := ""
+		if below != nil {
+			where = " WHERE " + positionFilter(below[TableTopics[table]])
+		}
 		rows, err := conn.Query(ctx, fmt.Sprintf(
-			"SELECT formatRowNoNewline('JSONCompactEachRow', %s) AS line FROM %s.%s FINAL ORDER BY line",
-			columns[table], database, table))
+			"SELECT formatRowNoNewline('JSONCompactEachRow', %s) AS line FROM %s.%s FINAL%s ORDER BY line",
+			columns[table], database, table, where))
 		if err != nil {
 			return nil, fmt.Errorf("dump %s.%s: %w", database, table, err)
 		}

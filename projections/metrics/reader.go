@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -15,11 +16,24 @@ import (
 
 // Reader answers the analyst and public metrics from the projection.
 type Reader struct {
-	conn driver.Conn
+	current atomic.Pointer[readerConn]
 }
 
+type readerConn struct{ driver.Conn }
+
 // NewReader reads from conn's default database.
-func NewReader(conn driver.Conn) *Reader { return &Reader{conn: conn} }
+func NewReader(conn driver.Conn) *Reader {
+	r := &Reader{}
+	r.current.Store(&readerConn{conn})
+	return r
+}
+
+// Swap makes the reader read from conn (a rebuilt generation's database)
+// from the next query on, and returns the connection it used before, for
+// the caller to close once queries in flight are done.
+func (r *Reader) Swap(conn driver.Conn) driver.Conn { return r.current.Swap(&readerConn{conn}).Conn }
+
+func (r *Reader) conn() driver.Conn { return r.current.Load().Conn }
 
 // chTime renders a time as a DateTime64(3, 'UTC') parameter value. Windows
 // compare at millisecond precision, like the stored event times.
@@ -77,7 +91,7 @@ func (r *Reader) Incidence(ctx context.Context, f Filter) (Incidence, error) {
 	}
 	where, params := f.where()
 	var total, flagged uint64
-	err := r.conn.QueryRow(ctx, `SELECT count(), countIf(flagged) FROM (
+	err := r.conn().QueryRow(ctx, `SELECT count(), countIf(flagged) FROM (
 			SELECT post_id, max(claim_count > 0) AS flagged
 			FROM complete_investigations
 			WHERE `+where+`
@@ -115,7 +129,7 @@ func (r *Reader) AuthorStats(ctx context.Context, platform string, limit int) ([
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := r.conn.Query(ctx, q, clickhouse.Named("platform", platform))
+	rows, err := r.conn().Query(ctx, q, clickhouse.Named("platform", platform))
 	if err != nil {
 		return nil, fmt.Errorf("metrics author stats: %w", err)
 	}
@@ -159,7 +173,7 @@ func (r *Reader) Daily(ctx context.Context, platform string, from, to *time.Time
 		conds = append(conds, "day < toDate({to:DateTime64(3, 'UTC')})")
 		params = append(params, clickhouse.Named("to", chTime(*to)))
 	}
-	rows, err := r.conn.Query(ctx, `SELECT day, platform, investigations_completed, posts_flagged, claims, views
+	rows, err := r.conn().Query(ctx, `SELECT day, platform, investigations_completed, posts_flagged, claims, views
 		FROM daily_series WHERE `+strings.Join(conds, " AND ")+` ORDER BY day, platform`, params...)
 	if err != nil {
 		return nil, fmt.Errorf("metrics daily series: %w", err)
