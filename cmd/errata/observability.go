@@ -95,7 +95,7 @@ func consumerGroups(e *env, projectors, stages []string) []string {
 func storeChecks(e *env, search, analytics bool) []ops.Check {
 	var out []ops.Check
 	if search {
-		out = append(out, ops.HTTPCheck("elasticsearch", e.cfg.ElasticsearchURL, "/"))
+		out = append(out, ops.HTTPCheck("elasticsearch", e.cfg.ElasticsearchURL, "/_cluster/health"))
 	}
 	if analytics {
 		out = append(out, ops.HTTPCheck("clickhouse", e.cfg.ClickHouseURL, "/ping"))
