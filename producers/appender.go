@@ -41,12 +41,19 @@ func NewAppender(cl *kgo.Client, reg *events.Registry, topics events.Topics, now
 // NewEvent wraps payloads into events sharing one correlation id, each with a
 // fresh time-ordered id and the current time.
 func (a *Appender) NewEvent(p events.Payload, correlationID, causationID string) (events.Event, error) {
+	return a.NewEventAt(p, a.now(), correlationID, causationID)
+}
+
+// NewEventAt is NewEvent with the event time given: for a producer whose
+// decision depends on its own clock (the selector's budget day), so the
+// event records the time the decision was made at.
+func (a *Appender) NewEventAt(p events.Payload, at time.Time, correlationID, causationID string) (events.Event, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return events.Event{}, fmt.Errorf("event id: %w", err)
 	}
 	return a.registry.New(p, events.Meta{
-		ID: id.String(), Time: a.now(), CorrelationID: correlationID, CausationID: causationID,
+		ID: id.String(), Time: at, CorrelationID: correlationID, CausationID: causationID,
 	})
 }
 

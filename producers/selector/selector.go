@@ -147,12 +147,12 @@ func (s *Selector) Run(ctx context.Context) (Result, error) {
 	evs := make([]events.Event, 0, len(picked))
 	correlation := fmt.Sprintf("selector-%d", now.UnixNano())
 	for _, c := range picked {
-		ev, err := s.appender.NewEvent(&events.InvestigationRequestedV1{
+		ev, err := s.appender.NewEventAt(&events.InvestigationRequestedV1{
 			InvestigationID: events.InvestigationID(c.PostVersionID),
 			PostID:          c.PostID, PostVersionID: c.PostVersionID, Platform: c.Platform,
 			ExternalID: c.ExternalID, VersionHash: c.VersionHash,
 			Source: events.RequestSourceSelector, UniqueViewScore: c.UniqueViewScore,
-		}, correlation, "")
+		}, now, correlation, "")
 		if err != nil {
 			return Result{}, err
 		}
