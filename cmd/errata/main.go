@@ -126,22 +126,56 @@ func (e *env) producer(ctx context.Context) (*kgo.Client, error) {
 var errUnhealthy = errors.New("unhealthy")
 
 func fakeOpenAICmd() *cobra.Command {
-	var addr string
+	var addr, script, scriptLog string
 	c := &cobra.Command{
-		Use:   "fake-openai",
-		Short: "Serve a local demonstration stand-in of the OpenAI API (flags the first sentence with a year; checks nothing)",
+		Use: "fake-openai",
+		Short: "Serve a local stand-in of the OpenAI API: a demonstration (flags the first sentence with a year; checks nothing), " +
+			"or, with --script, scripted claims and verdicts for end-to-end tests",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var sc *fakeopenai.Script
+			if script != "" {
+				var err error
+				if sc, err = fakeopenai.LoadScript(script); err != nil {
+					return err
+				}
+			}
+			var logFile *os.File
+			if scriptLog != "" {
+				if sc == nil {
+					return errors.New("--script-log needs --script")
+				}
+				f, err := os.OpenFile(scriptLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				logFile = f
+			}
 			s, err := fakeopenai.Start(addr)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			s.Demo()
-			fmt.Fprintf(cmd.OutOrStdout(), "fake OpenAI API on %s (set OPENAI_BASE_URL=%s for errata worker)\n", s.URL, s.URL)
+			mode := "demonstration"
+			if sc != nil {
+				if logFile != nil {
+					s.Play(sc, logFile)
+				} else {
+					s.Play(sc, nil)
+				}
+				mode = "script " + script
+			} else {
+				s.Demo()
+			}
+			// The first line names the actual URL (with --addr 127.0.0.1:0 the
+			// port is chosen here): launchers read it.
+			fmt.Fprintf(cmd.OutOrStdout(), "fake OpenAI API on %s (%s; set OPENAI_BASE_URL=%s for errata serve and worker)\n", s.URL, mode, s.URL)
 			<-cmd.Context().Done()
 			return nil
 		},
 	}
-	c.Flags().StringVar(&addr, "addr", "127.0.0.1:18090", "listen address (loopback only)")
+	c.Flags().StringVar(&addr, "addr", "127.0.0.1:18090", "listen address (loopback only; port 0 picks a free one)")
+	c.Flags().StringVar(&script, "script", "", "JSON script of claims and verdicts per post (see internal/fakeopenai/script.go); default: the demonstration")
+	c.Flags().StringVar(&scriptLog, "script-log", "", "append one JSON line per scripted answer to this file")
 	return c
 }

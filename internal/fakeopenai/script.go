@@ -1,0 +1,301 @@
+package fakeopenai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/errata-dev/errata/internal/content"
+)
+
+// Script is a scripted investigator for end-to-end runs (errata fake-openai
+// --script FILE). Each rule names a phrase; an investigation whose post text
+// contains it gets the rule's claims from stage 1 (one submit_correction
+// call each, in the order given), and the validator answers each claim with
+// the verdict the script gives it. A post no rule matches ends without
+// claims. The script is test data: its verdicts check nothing.
+type Script struct {
+	// APIKey is the only key the fake accepts (GET /v1/models answers 401
+	// for any other, so the API's key check says "invalid"). Empty: any key.
+	APIKey string       `json:"apiKey,omitempty"`
+	Rules  []ScriptRule `json:"rules"`
+}
+
+// ScriptRule scripts the investigation of the posts containing Match.
+type ScriptRule struct {
+	// Name identifies the rule in the request log.
+	Name string `json:"name"`
+	// Match is a phrase of the post text (both normalized like post text:
+	// curly quotes, dashes, whitespace); the first rule that matches is used.
+	Match  string        `json:"match"`
+	Claims []ScriptClaim `json:"claims"`
+}
+
+// ScriptClaim is one correction stage 1 submits, and its verdict.
+type ScriptClaim struct {
+	// Text and Context are sent as written; the worker accepts them only
+	// when they quote the post verbatim.
+	Text      string         `json:"text"`
+	Context   string         `json:"context"`
+	Summary   string         `json:"summary"`
+	Reasoning string         `json:"reasoning"`
+	Sources   []ScriptSource `json:"sources"`
+	// Approved is the validator's verdict (required, so that a script says
+	// which claims must never be published).
+	Approved *bool `json:"approved"`
+	// Reason is the verdict's explanation (a default when empty).
+	Reason string `json:"reason,omitempty"`
+}
+
+// ScriptSource is a source of a claim.
+type ScriptSource struct {
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+	Snippet string `json:"snippet"`
+}
+
+// LoadScript reads and checks a script file.
+func LoadScript(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := ParseScript(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return sc, nil
+}
+
+// ParseScript decodes a script (unknown fields are errors, so a misspelt
+// key cannot silently change a test) and checks it.
+func ParseScript(data []byte) (*Script, error) {
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	var sc Script
+	if err := dec.Decode(&sc); err != nil {
+		return nil, fmt.Errorf("fakeopenai script: %w", err)
+	}
+	if err := sc.check(); err != nil {
+		return nil, fmt.Errorf("fakeopenai script: %w", err)
+	}
+	return &sc, nil
+}
+
+func (sc *Script) check() error {
+	if len(sc.Rules) == 0 {
+		return errors.New("no rules")
+	}
+	names := map[string]bool{}
+	for i, r := range sc.Rules {
+		where := fmt.Sprintf("rules[%d]", i)
+		switch {
+		case strings.TrimSpace(r.Name) == "":
+			return fmt.Errorf("%s: name is empty", where)
+		case names[r.Name]:
+			return fmt.Errorf("%s: name %q is used twice", where, r.Name)
+		case collapse(r.Match) == "":
+			return fmt.Errorf("%s (%s): match is empty", where, r.Name)
+		}
+		names[r.Name] = true
+		texts := map[string]bool{}
+		for j, c := range r.Claims {
+			where := fmt.Sprintf("rules[%d] (%s) claims[%d]", i, r.Name, j)
+			for _, f := range [][2]string{{"text", c.Text}, {"context", c.Context}, {"summary", c.Summary}, {"reasoning", c.Reasoning}} {
+				if strings.TrimSpace(f[1]) == "" {
+					return fmt.Errorf("%s: %s is empty", where, f[0])
+				}
+			}
+			if c.Approved == nil {
+				return fmt.Errorf("%s: approved (the validator's verdict) is missing", where)
+			}
+			if texts[collapse(c.Text)] {
+				return fmt.Errorf("%s: the text %q is scripted twice", where, c.Text)
+			}
+			texts[collapse(c.Text)] = true
+			if len(c.Sources) == 0 {
+				return fmt.Errorf("%s: no sources", where)
+			}
+			for k, s := range c.Sources {
+				u, err := url.Parse(s.URL)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return fmt.Errorf("%s sources[%d]: url must be absolute http(s)", where, k)
+				}
+				if strings.TrimSpace(s.Title) == "" || strings.TrimSpace(s.Snippet) == "" {
+					return fmt.Errorf("%s sources[%d]: title and snippet must not be empty", where, k)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rule returns the first rule whose phrase occurs in the post text.
+func (sc *Script) rule(post string) *ScriptRule {
+	post = collapse(post)
+	for i := range sc.Rules {
+		if strings.Contains(post, collapse(sc.Rules[i].Match)) {
+			return &sc.Rules[i]
+		}
+	}
+	return nil
+}
+
+// ScriptLogEntry is one line of the request log Play writes: what the
+// fake answered, so a test can count investigations and verdicts.
+type ScriptLogEntry struct {
+	Seq int `json:"seq"`
+	// Kind is "investigate" (a stage-1 start), "continue" (a stage-1 turn
+	// after tool outputs), "validate" or "other".
+	Kind string `json:"kind"`
+	// Rule is the matched rule ("" when none matched).
+	Rule string `json:"rule"`
+	// Claims is the number of submissions of an "investigate" answer.
+	Claims int `json:"claims,omitempty"`
+	// Text and Approved describe a "validate" answer.
+	Text     string `json:"text,omitempty"`
+	Approved *bool  `json:"approved,omitempty"`
+}
+
+// Play makes the fake answer POST /v1/responses from sc, and, when sc has
+// an API key, refuse every other key. Each answer is logged to log as one
+// JSON line (ScriptLogEntry); log may be nil.
+func (s *Server) Play(sc *Script, log io.Writer) {
+	if sc.APIKey != "" {
+		s.RequireAPIKey(sc.APIKey)
+	}
+	var mu sync.Mutex
+	record := func(e ScriptLogEntry) {
+		if log == nil {
+			return
+		}
+		line, _ := json.Marshal(e)
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = log.Write(append(line, '\n'))
+	}
+	s.HandleFunc(Responses, func(req Request) Step {
+		body := req.JSON()
+		post, _ := inputSection(req.Body, "### Post text")
+		rule := sc.rule(post)
+		entry := ScriptLogEntry{Seq: req.Seq}
+		if rule != nil {
+			entry.Rule = rule.Name
+		}
+		if candidate, ok := inputSection(req.Body, "### Candidate claim"); ok {
+			entry.Kind = "validate"
+			approved, reason := sc.verdict(rule, candidate)
+			entry.Approved = &approved
+			var c struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal([]byte(candidate), &c)
+			entry.Text = c.Text
+			record(entry)
+			verdict, _ := json.Marshal(map[string]any{"approved": approved, "reason": reason})
+			return Reply(Response{Output: []any{Message(Text(string(verdict)))}})
+		}
+		if prev, _ := body["previous_response_id"].(string); prev != "" {
+			entry.Kind = "continue"
+			record(entry)
+			return Reply(Response{Output: []any{Message(Text("Scripted investigation finished."))}})
+		}
+		if post == "" {
+			entry.Kind = "other"
+			record(entry)
+			return Reply(Response{Output: []any{Message(Text("The script has no answer for this request."))}})
+		}
+		entry.Kind = "investigate"
+		if rule == nil || len(rule.Claims) == 0 {
+			record(entry)
+			return Reply(Response{Output: []any{Message(Text("The script flags nothing in this post."))}})
+		}
+		entry.Claims = len(rule.Claims)
+		record(entry)
+		out := make([]any, 0, len(rule.Claims))
+		for i, c := range rule.Claims {
+			sources := make([]map[string]string, len(c.Sources))
+			for k, src := range c.Sources {
+				sources[k] = map[string]string{"url": src.URL, "title": src.Title, "snippet": src.Snippet}
+			}
+			out = append(out, FunctionCall(fmt.Sprintf("call_script_%d_%d", req.Seq, i+1), "submit_correction", map[string]any{
+				"text": c.Text, "context": c.Context, "summary": c.Summary, "reasoning": c.Reasoning, "sources": sources,
+			}))
+		}
+		return Reply(Response{Output: out})
+	})
+}
+
+// verdict is the scripted verdict of a candidate claim (the JSON the
+// validator sends): its claim's, or a rejection when the script does not
+// know the claim.
+func (sc *Script) verdict(rule *ScriptRule, candidate string) (bool, string) {
+	var c struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal([]byte(candidate), &c) != nil || rule == nil {
+		return false, "Scripted verdict: the script has no such claim."
+	}
+	for _, claim := range rule.Claims {
+		if collapse(claim.Text) == collapse(c.Text) {
+			reason := claim.Reason
+			if reason == "" {
+				reason = "Scripted verdict of the fake provider."
+			}
+			return *claim.Approved, reason
+		}
+	}
+	return false, "Scripted verdict: the script has no such claim."
+}
+
+// inputSection is the fenced body of the input section under heading (the
+// line after the heading opens the fence; its END twin closes it), searched
+// in the text of every input message.
+func inputSection(body []byte, heading string) (string, bool) {
+	var req struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return "", false
+	}
+	var all strings.Builder
+	var msgs []struct {
+		Content json.RawMessage `json:"content"` // a string, or a list of parts
+	}
+	if json.Unmarshal(req.Input, &msgs) != nil {
+		var text string
+		_ = json.Unmarshal(req.Input, &text)
+		all.WriteString(text)
+	}
+	for _, m := range msgs {
+		var text string
+		if json.Unmarshal(m.Content, &text) == nil {
+			all.WriteString(text)
+			continue
+		}
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(m.Content, &parts)
+		for _, p := range parts {
+			all.WriteString(p.Text) // image parts between text parts add nothing
+		}
+	}
+	_, after, ok := strings.Cut(all.String(), heading+"\n")
+	if !ok {
+		return "", false
+	}
+	open, rest, _ := strings.Cut(after, "\n")
+	closeLine := strings.Replace(open, "BEGIN", "END", 1)
+	section, _, found := strings.Cut(rest, "\n"+closeLine)
+	return section, found
+}
+
+// collapse is s as the server compares post text: normalized (quotes,
+// dashes, whitespace runs), so a script may quote the page as displayed.
+func collapse(s string) string { return content.Normalize(s) }
