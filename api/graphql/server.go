@@ -1,0 +1,286 @@
+package graphql
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	gqlgen "github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Limits of one operation.
+const (
+	// MaxDepth bounds the nesting of selections (introspection excepted).
+	MaxDepth = 8
+	// MaxComplexity bounds the estimated cost: one per field, list fields
+	// multiplied by the number of items they can return.
+	MaxComplexity = 2000
+	// CacheMaxAge is how long GET (persisted) query answers may be cached.
+	CacheMaxAge = 30 * time.Second
+	// postInvestigationsEstimate is the assumed number of investigations
+	// per post when estimating complexity (one per version).
+	postInvestigationsEstimate = 10
+)
+
+// NewHandler returns the GraphQL endpoint as a net/http handler: POST and
+// GET (GET for persisted and cacheable queries), automatic persisted
+// queries, depth and complexity limits, per-request batching loaders,
+// caching headers. No subscriptions.
+func NewHandler(r *Resolver) http.Handler {
+	cfg := Config{Resolvers: r}
+	cfg.Complexity.Query.SearchInvestigations = func(child int, _ *string, _ *Platform, limit, _ *int, _ *string, _ *ContentProvenance, _ *int, _, _ *time.Time) int {
+		n := 20
+		if limit != nil && *limit > 0 {
+			n = *limit
+		}
+		return 1 + n*child
+	}
+	cfg.Complexity.Query.PostInvestigations = func(child int, _ Platform, _ string) int {
+		return 1 + postInvestigationsEstimate*child
+	}
+	srv := handler.New(NewExecutableSchema(cfg))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(depthLimit{max: MaxDepth})
+	srv.AroundOperations(func(ctx context.Context, next gqlgen.OperationHandler) gqlgen.ResponseHandler {
+		return next(r.withLoaders(ctx))
+	})
+	srv.SetRecoverFunc(func(ctx context.Context, err any) error {
+		r.d.Log.ErrorContext(ctx, "graphql panic", "err", fmt.Sprint(err))
+		return gqlerror.Errorf("internal error")
+	})
+	return caching(srv)
+}
+
+// depthLimit refuses operations nested deeper than max.
+type depthLimit struct{ max int }
+
+var _ interface {
+	gqlgen.HandlerExtension
+	gqlgen.OperationContextMutator
+} = depthLimit{}
+
+func (depthLimit) ExtensionName() string                  { return "DepthLimit" }
+func (depthLimit) Validate(gqlgen.ExecutableSchema) error { return nil }
+func (d depthLimit) MutateOperationContext(_ context.Context, oc *gqlgen.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
+		return nil
+	}
+	if depth := selectionDepth(oc.Operation.SelectionSet, oc.Doc, 0, map[string]bool{}); depth > d.max {
+		return gqlerror.Errorf("operation is nested %d levels deep; at most %d are allowed", depth, d.max)
+	}
+	return nil
+}
+
+// selectionDepth is the deepest field nesting under set; introspection
+// fields (__schema, __type) do not count.
+func selectionDepth(set ast.SelectionSet, doc *ast.QueryDocument, depth int, visiting map[string]bool) int {
+	deepest := depth
+	for _, sel := range set {
+		var d int
+		switch s := sel.(type) {
+		case *ast.Field:
+			if strings.HasPrefix(s.Name, "__") {
+				continue
+			}
+			d = selectionDepth(s.SelectionSet, doc, depth+1, visiting)
+		case *ast.InlineFragment:
+			d = selectionDepth(s.SelectionSet, doc, depth, visiting)
+		case *ast.FragmentSpread:
+			if visiting[s.Name] || doc == nil {
+				continue
+			}
+			f := doc.Fragments.ForName(s.Name)
+			if f == nil {
+				continue
+			}
+			visiting[s.Name] = true
+			d = selectionDepth(f.SelectionSet, doc, depth, visiting)
+			delete(visiting, s.Name)
+		}
+		deepest = max(deepest, d)
+	}
+	return deepest
+}
+
+// caching sets the caching headers: POST answers are never stored; a GET
+// answer without errors is public for CacheMaxAge with a strong ETag, and
+// If-None-Match gets 304 Not Modified.
+func caching(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet {
+			w.Header().Set("Cache-Control", "no-store")
+			next.ServeHTTP(w, req)
+			return
+		}
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
+		next.ServeHTTP(rec, req)
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		body := rec.body.Bytes()
+		cacheable := rec.status == http.StatusOK && !bytes.Contains(body, []byte(`"errors":`))
+		if !cacheable {
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(rec.status)
+			_, _ = w.Write(body)
+			return
+		}
+		sum := sha256.Sum256(body)
+		etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(CacheMaxAge.Seconds())))
+		w.Header().Add("Vary", "Accept-Encoding")
+		if match := req.Header.Get("If-None-Match"); match != "" && etagMatches(match, etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+	})
+}
+
+func etagMatches(header, etag string) bool {
+	for _, part := range strings.Split(header, ",") {
+		p := strings.TrimSpace(part)
+		p = strings.TrimPrefix(p, "W/")
+		if p == etag || p == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+//go:embed assets/*.gz
+var assets embed.FS
+
+// assetTypes are the vendored GraphiQL files (stored gzipped).
+var assetTypes = map[string]string{
+	"graphiql.min.js":             "text/javascript; charset=utf-8",
+	"graphiql.min.css":            "text/css; charset=utf-8",
+	"react.production.min.js":     "text/javascript; charset=utf-8",
+	"react-dom.production.min.js": "text/javascript; charset=utf-8",
+}
+
+// contentSecurityPolicy keeps the explorer to this origin: no CDN, no
+// inline script (GraphiQL's editor needs inline styles and data: fonts).
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// explorerPage is the GraphiQL page; its script is /graphiql/init.js.
+const explorerPage = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Errata public GraphQL explorer</title>
+<link rel="stylesheet" href="/graphiql/graphiql.min.css">
+<style>html, body, #explorer { height: 100%; margin: 0; }</style>
+</head>
+<body>
+<div id="explorer">Loading the explorer…</div>
+<script src="/graphiql/react.production.min.js"></script>
+<script src="/graphiql/react-dom.production.min.js"></script>
+<script src="/graphiql/graphiql.min.js"></script>
+<script src="/graphiql/init.js"></script>
+</body>
+</html>
+`
+
+// explorerInit starts GraphiQL against this server's /graphql with a
+// researcher's first query.
+const explorerInit = `(function () {
+  var fetcher = GraphiQL.createFetcher({ url: new URL("/graphql", window.location.href).toString() });
+  var firstQuery = [
+    "# Search complete investigations by words from their claims and reasoning.",
+    "query Search($q: String, $platform: Platform) {",
+    "  searchInvestigations(query: $q, platform: $platform, limit: 10) {",
+    "    total",
+    "    hasMore",
+    "    investigations {",
+    "      id checkedAt platform url claimCount",
+    "      origin { provenance serverVerifiedAt }",
+    "      claims { text summary }",
+    "      highlights",
+    "    }",
+    "  }",
+    "  publicMetrics { totalInvestigatedPosts investigatedPostsWithFlags factCheckIncidence }",
+    "}"
+  ].join("\n");
+  var root = ReactDOM.createRoot(document.getElementById("explorer"));
+  root.render(React.createElement(GraphiQL, { fetcher: fetcher, defaultQuery: firstQuery, variables: "{\"q\": \"\"}" }));
+})();
+`
+
+// ExplorerHandler serves the self-hosted GraphiQL page and its assets under
+// /graphiql: nothing is loaded from outside this server.
+func ExplorerHandler(log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		name := strings.TrimPrefix(strings.TrimPrefix(req.URL.Path, "/graphiql"), "/")
+		switch name {
+		case "":
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			h.Set("Cache-Control", "no-cache")
+			_, _ = w.Write([]byte(explorerPage))
+			return
+		case "init.js":
+			h.Set("Content-Type", "text/javascript; charset=utf-8")
+			h.Set("Cache-Control", "no-cache")
+			_, _ = w.Write([]byte(explorerInit))
+			return
+		}
+		ctype, ok := assetTypes[name]
+		if !ok {
+			http.NotFound(w, req)
+			return
+		}
+		gz, err := assets.ReadFile("assets/" + name + ".gz")
+		if err != nil {
+			log.Error("graphiql asset missing", "asset", name, "err", err)
+			http.NotFound(w, req)
+			return
+		}
+		h.Set("Content-Type", ctype)
+		h.Set("Content-Encoding", "gzip")
+		h.Set("Cache-Control", "public, max-age=86400")
+		h.Add("Vary", "Accept-Encoding")
+		_, _ = w.Write(gz)
+	})
+}
