@@ -41,11 +41,11 @@ type Trails interface {
 
 // Deps are the read models behind the API.
 type Deps struct {
-	Serving  Serving
-	Search   Searcher
-	Metrics  Metrics
-	Trails   Trails
-	Log      *slog.Logger
+	Serving Serving
+	Search  Searcher
+	Metrics Metrics
+	Trails  Trails
+	Log     *slog.Logger
 	// BatchWait is how long a loader collects keys before it fetches
 	// (default 2 ms).
 	BatchWait time.Duration
