@@ -1,0 +1,382 @@
+package graphql_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/api/graphql"
+	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/projections/audit"
+	"github.com/errata-dev/errata/projections/metrics"
+	"github.com/errata-dev/errata/projections/search"
+	"github.com/errata-dev/errata/projections/serving"
+)
+
+var update = os.Getenv("UPDATE_GOLDEN") == "1"
+
+const (
+	invA   = "0a000000-0000-4000-8000-00000000000a"
+	invB   = "0b000000-0000-4000-8000-00000000000b"
+	postA  = "1a000000-0000-4000-8000-00000000001a"
+	author = "2a000000-0000-4000-8000-00000000002a"
+)
+
+var checked = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+
+// fakeServing is a serving reader over fixed rows that counts its queries.
+type fakeServing struct {
+	claimQueries, authorQueries atomic.Int32
+	claimKeys                   [][]string
+	mu                          sync.Mutex
+}
+
+func (f *fakeServing) PublicInvestigation(_ context.Context, id string) (serving.PublicInvestigation, error) {
+	if id != invA {
+		return serving.PublicInvestigation{}, serving.ErrNotFound
+	}
+	return serving.PublicInvestigation{ID: invA, PostID: postA, ContentHash: "c0ffee", Platform: "LESSWRONG",
+		ExternalID: "abc123", URL: "https://www.lesswrong.com/posts/abc123/x", Provenance: "SERVER_VERIFIED",
+		ServerVerifiedAt: &checked, CorroborationCount: 2, CheckedAt: checked, PromptVersion: "investigator@3",
+		Provider: "openai", Model: "gpt-5", ClaimCount: 1}, nil
+}
+
+func (f *fakeServing) PublicPostInvestigations(_ context.Context, platform, externalID string) (serving.PublicPost, []serving.PublicInvestigation, error) {
+	if platform != "LESSWRONG" || externalID != "abc123" {
+		return serving.PublicPost{}, nil, serving.ErrNotFound
+	}
+	a, _ := f.PublicInvestigation(context.Background(), invA)
+	b := a
+	b.ID, b.ClaimCount, b.ContentHash, b.Provenance, b.ServerVerifiedAt = invB, 0, "beef", "CLIENT_FALLBACK", nil
+	return serving.PublicPost{ID: postA, Platform: "LESSWRONG", ExternalID: "abc123", URL: a.URL}, []serving.PublicInvestigation{a, b}, nil
+}
+
+func (f *fakeServing) ClaimsOfInvestigations(_ context.Context, ids []string) (map[string][]serving.Claim, error) {
+	f.claimQueries.Add(1)
+	f.mu.Lock()
+	f.claimKeys = append(f.claimKeys, append([]string(nil), ids...))
+	f.mu.Unlock()
+	out := map[string][]serving.Claim{}
+	for _, id := range ids {
+		out[id] = []serving.Claim{}
+		if id == invA {
+			out[id] = []serving.Claim{{ID: "3a000000-0000-4000-8000-00000000003a", Text: "The bridge opened in 1890.",
+				Context: "Built quickly, the bridge opened in 1890.", Summary: "It opened in 1883.",
+				Reasoning: "Records show **1883**.", Sources: []events.SourceV1{{URL: "https://example.org/bridge", Title: "Bridge", Snippet: "Opened 1883."}}}}
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeServing) AuthorsOfPosts(_ context.Context, ids []string) (map[string]serving.PublicAuthor, error) {
+	f.authorQueries.Add(1)
+	out := map[string]serving.PublicAuthor{}
+	for _, id := range ids {
+		if id == postA {
+			out[id] = serving.PublicAuthor{ID: author, Platform: "LESSWRONG", DisplayName: "Ada"}
+		}
+	}
+	return out, nil
+}
+
+type fakeSearch struct {
+	calls atomic.Int32
+	last  search.Query
+}
+
+func (f *fakeSearch) Search(_ context.Context, q search.Query) (search.Result, error) {
+	f.calls.Add(1)
+	f.last = q
+	if q.Text == "bad" {
+		return search.Result{}, search.ErrInvalidQuery
+	}
+	return search.Result{Total: 3, HasMore: q.Offset+q.Limit < 3, Hits: []search.Hit{{
+		InvestigationID: invA, PostID: postA, ContentHash: "c0ffee", CheckedAt: checked, Platform: "LESSWRONG",
+		ExternalID: "abc123", URL: "https://www.lesswrong.com/posts/abc123/x", Author: &search.Author{ID: author, DisplayName: "Ada"},
+		Provenance: "SERVER_VERIFIED", ServerVerifiedAt: &checked, CorroborationCount: 2, ClaimCount: 1,
+		Claims:     []search.ClaimSummary{{ID: "3a000000-0000-4000-8000-00000000003a", Text: "The bridge opened in 1890.", Summary: "It opened in 1883."}},
+		Highlights: []string{"Records show <mark>1883</mark>."},
+	}}}, nil
+}
+
+type fakeMetrics struct{ last metrics.Filter }
+
+func (f *fakeMetrics) Incidence(_ context.Context, fl metrics.Filter) (metrics.Incidence, error) {
+	f.last = fl
+	if fl.AuthorID == "bad" {
+		return metrics.Incidence{}, metrics.ErrInvalidFilter
+	}
+	return metrics.Incidence{TotalInvestigatedPosts: 8, InvestigatedPostsWithFlags: 2, FactCheckIncidence: 0.25}, nil
+}
+
+type fakeTrails struct{}
+
+func (fakeTrails) Trail(_ context.Context, id string) (*audit.Trail, error) {
+	if id != invA {
+		return nil, nil
+	}
+	return &audit.Trail{InvestigationID: invA, Status: audit.StatusComplete}, nil
+}
+
+type rig struct {
+	serving *fakeServing
+	search  *fakeSearch
+	metrics *fakeMetrics
+	srv     *httptest.Server
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{serving: &fakeServing{}, search: &fakeSearch{}, metrics: &fakeMetrics{}}
+	res := graphql.NewResolver(graphql.Deps{Serving: r.serving, Search: r.search, Metrics: r.metrics, Trails: fakeTrails{}})
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", graphql.NewHandler(res))
+	mux.Handle("/graphiql", graphql.ExplorerHandler(nil))
+	mux.Handle("/graphiql/", graphql.ExplorerHandler(nil))
+	r.srv = httptest.NewServer(mux)
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *rig) post(t *testing.T, body map[string]any) (int, http.Header, string) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	resp, err := http.Post(r.srv.URL+"/graphql", "application/json", strings.NewReader(string(b)))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out strings.Builder
+	_, _ = io(resp, &out)
+	return resp.StatusCode, resp.Header, out.String()
+}
+
+func io(resp *http.Response, w *strings.Builder) (int64, error) {
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := resp.Body.Read(buf)
+		w.Write(buf[:k])
+		n += int64(k)
+		if err != nil {
+			return n, nil
+		}
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(got), &v), got)
+	pretty, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	path := filepath.Join("testdata", name+".json")
+	if update {
+		require.NoError(t, os.WriteFile(path, append(pretty, '\n'), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run with UPDATE_GOLDEN=1 to create %s", path)
+	require.Equal(t, string(want), string(pretty)+"\n")
+}
+
+// The spec's queries and the extensions, answered from the read models.
+func TestQueries(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+		vars  map[string]any
+	}{
+		{"public_investigation", `query($id: ID!) { publicInvestigation(investigationId: $id) {
+			investigation { id checkedAt promptVersion provider model corroborationCount origin { provenance serverVerifiedAt } auditTrail }
+			post { platform externalId url author { id platform displayName } }
+			claims { id text context summary reasoning sources { url title snippet } } } }`, map[string]any{"id": invA}},
+		{"public_investigation_missing", `{ publicInvestigation(investigationId: "nope") { investigation { id } } }`, nil},
+		{"post_investigations", `{ postInvestigations(platform: LESSWRONG, externalId: "abc123") {
+			post { url author { displayName } } investigations { id contentHash claimCount checkedAt corroborationCount
+			origin { provenance serverVerifiedAt } claims { text } } } }`, nil},
+		{"post_investigations_unknown", `{ postInvestigations(platform: X, externalId: "1") { post { url } investigations { id } } }`, nil},
+		{"search", `{ searchInvestigations(query: "bridge", platform: LESSWRONG, limit: 2, offset: 0, minClaimCount: 1,
+			authorId: "` + author + `", provenance: SERVER_VERIFIED, checkedAfter: "2026-11-01T00:00:00Z", checkedBefore: "2026-12-01T00:00:00Z") {
+			total hasMore investigations { id contentHash checkedAt platform externalId url claimCount corroborationCount
+			origin { provenance serverVerifiedAt } author { id displayName platform } claims { id text summary } highlights } } }`, nil},
+		{"public_metrics", `{ publicMetrics(platform: X, windowStart: "2026-11-01T00:00:00Z") { totalInvestigatedPosts investigatedPostsWithFlags factCheckIncidence } }`, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			status, hdr, body := r.post(t, map[string]any{"query": tc.query, "variables": tc.vars})
+			require.Equal(t, http.StatusOK, status, body)
+			require.Equal(t, "no-store", hdr.Get("Cache-Control"))
+			golden(t, tc.name, body)
+		})
+	}
+}
+
+// Bad input gets a clear error and runs nothing.
+func TestInvalidArguments(t *testing.T) {
+	tests := []struct {
+		name, query, want string
+	}{
+		{"limit 0", `{ searchInvestigations(limit: 0) { total } }`, "limit must be between 1 and 100, got 0"},
+		{"limit 101", `{ searchInvestigations(limit: 101) { total } }`, "limit must be between 1 and 100, got 101"},
+		{"offset -1", `{ searchInvestigations(offset: -1) { total } }`, "offset must be >= 0, got -1"},
+		{"minClaimCount -1", `{ searchInvestigations(minClaimCount: -1) { total } }`, "minClaimCount must be >= 0"},
+		{"window", `{ searchInvestigations(checkedAfter: "2026-12-01T00:00:00Z", checkedBefore: "2026-11-01T00:00:00Z") { total } }`, "checkedAfter must be before checkedBefore"},
+		{"bad platform", `{ searchInvestigations(platform: MASTODON) { total } }`, "MASTODON"},
+		{"bad date", `{ publicMetrics(windowStart: "yesterday") { factCheckIncidence } }`, "RFC3339"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			_, _, body := r.post(t, map[string]any{"query": tc.query})
+			var out struct {
+				Data   any `json:"data"`
+				Errors []struct {
+					Message string `json:"message"`
+				} `json:"errors"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(body), &out))
+			require.Len(t, out.Errors, 1, body)
+			require.Contains(t, out.Errors[0].Message, tc.want)
+			require.Nil(t, out.Data)
+			require.Zero(t, r.search.calls.Load(), "nothing executed")
+		})
+	}
+	r := newRig(t)
+	_, _, body := r.post(t, map[string]any{"query": `{ searchInvestigations(query: "bad") { total } }`})
+	require.Contains(t, body, "invalid search query")
+	_, _, body = r.post(t, map[string]any{"query": `{ publicMetrics(authorId: "bad") { factCheckIncidence } }`})
+	require.Contains(t, body, "invalid metrics filter")
+}
+
+// Too costly operations are refused before any resolver runs;
+// introspection is allowed.
+func TestComplexityLimit(t *testing.T) {
+	r := newRig(t)
+	fine := `{ searchInvestigations(limit: 10) { investigations { id origin { provenance } author { id } claims { id } } } }`
+	_, _, body := r.post(t, map[string]any{"query": fine})
+	require.NotContains(t, body, "errors")
+	calls := r.search.calls.Load()
+
+	costly := `{ a: searchInvestigations(limit: 100) { investigations { id contentHash checkedAt platform externalId url claimCount corroborationCount
+		origin { provenance serverVerifiedAt } author { id displayName platform } claims { id text summary } highlights } } }`
+	_, _, body = r.post(t, map[string]any{"query": costly})
+	require.Contains(t, body, "operation has complexity")
+	require.Equal(t, calls, r.search.calls.Load(), "nothing executed")
+
+	intro := `{ __schema { types { name fields { name type { name kind ofType { name kind ofType { name kind ofType { name kind ofType { name kind ofType { name kind } } } } } } } } } }`
+	_, _, body = r.post(t, map[string]any{"query": intro})
+	require.NotContains(t, body, "errors")
+	require.Contains(t, body, "SearchInvestigationsResult")
+}
+
+// Lists of investigations load their claims and authors in one batch each.
+func TestLoadersBatch(t *testing.T) {
+	r := newRig(t)
+	_, _, body := r.post(t, map[string]any{"query": `{
+		a: postInvestigations(platform: LESSWRONG, externalId: "abc123") { post { author { id } } investigations { id claims { id } } }
+		b: postInvestigations(platform: LESSWRONG, externalId: "abc123") { post { author { id } } investigations { id claims { id } } } }`})
+	require.NotContains(t, body, "errors", body)
+	require.EqualValues(t, 1, r.serving.claimQueries.Load(), "claims of every investigation in one query: %v", r.serving.claimKeys)
+	require.ElementsMatch(t, []string{invA, invB}, r.serving.claimKeys[0], "each key once")
+	require.EqualValues(t, 1, r.serving.authorQueries.Load())
+}
+
+// GET answers (persisted queries) are cacheable with an ETag; APQ works.
+func TestPersistedQueriesAndCaching(t *testing.T) {
+	r := newRig(t)
+	query := `{ publicMetrics { totalInvestigatedPosts factCheckIncidence } }`
+	sum := sha256.Sum256([]byte(query))
+	hash := hex.EncodeToString(sum[:])
+	ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + hash + `"}}`
+	get := func(vals url.Values, header http.Header) (*http.Response, string) {
+		req, err := http.NewRequest(http.MethodGet, r.srv.URL+"/graphql?"+vals.Encode(), nil)
+		require.NoError(t, err)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io(resp, &b)
+		return resp, b.String()
+	}
+	resp, body := get(url.Values{"extensions": {ext}}, nil)
+	require.Contains(t, body, "PersistedQueryNotFound")
+	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+
+	_, _, body = r.post(t, map[string]any{"query": query, "extensions": json.RawMessage(ext)})
+	require.Contains(t, body, `"factCheckIncidence":0.25`)
+
+	resp, body = get(url.Values{"extensions": {ext}}, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `"totalInvestigatedPosts":8`)
+	require.Equal(t, "public, max-age=30", resp.Header.Get("Cache-Control"))
+	etag := resp.Header.Get("ETag")
+	require.NotEmpty(t, etag)
+
+	resp, body = get(url.Values{"extensions": {ext}}, http.Header{"If-None-Match": {etag}})
+	require.Equal(t, http.StatusNotModified, resp.StatusCode)
+	require.Empty(t, body)
+}
+
+// The explorer page and its assets come from this server only.
+func TestExplorer(t *testing.T) {
+	r := newRig(t)
+	resp, err := http.Get(r.srv.URL + "/graphiql")
+	require.NoError(t, err)
+	var page strings.Builder
+	_, _ = io(resp, &page)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	csp := resp.Header.Get("Content-Security-Policy")
+	require.Contains(t, csp, "default-src 'self'")
+	require.Contains(t, csp, "script-src 'self';")
+	require.NotContains(t, page.String(), "http://")
+	require.NotContains(t, page.String(), "https://")
+	for _, asset := range []string{"graphiql.min.js", "graphiql.min.css", "react.production.min.js", "react-dom.production.min.js", "init.js"} {
+		resp, err := http.Get(r.srv.URL + "/graphiql/" + asset)
+		require.NoError(t, err)
+		var b strings.Builder
+		_, _ = io(resp, &b)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, asset)
+		require.Greater(t, b.Len(), 100, asset) // the client un-gzips transparently
+	}
+	resp, err = http.Get(r.srv.URL + "/graphiql/other.js")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// Every search argument reaches the index query.
+func TestSearchArguments(t *testing.T) {
+	r := newRig(t)
+	_, _, body := r.post(t, map[string]any{"query": `{ searchInvestigations(query: "bridge", platform: X, limit: 5, offset: 10,
+		authorId: "` + author + `", provenance: CLIENT_FALLBACK, minClaimCount: 2,
+		checkedAfter: "2026-11-01T00:00:00Z", checkedBefore: "2026-12-01T00:00:00Z") { total } }`})
+	require.NotContains(t, body, "errors")
+	after, before := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	q := r.search.last
+	require.True(t, q.CheckedFrom.Equal(after) && q.CheckedTo.Equal(before), "%v %v", q.CheckedFrom, q.CheckedTo)
+	q.CheckedFrom, q.CheckedTo = nil, nil
+	require.Equal(t, search.Query{Text: "bridge", Platform: "X", AuthorID: author, Provenance: "CLIENT_FALLBACK",
+		MinClaimCount: 2, Limit: 5, Offset: 10}, q)
+
+	_, _, body = r.post(t, map[string]any{"query": `{ searchInvestigations { total } }`})
+	require.NotContains(t, body, "errors")
+	require.Equal(t, search.Query{Limit: 20}, r.search.last, "spec defaults: limit 20, offset 0")
+}
