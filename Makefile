@@ -18,7 +18,8 @@ up: build
 	deploy/local/errata start
 	@echo
 	@echo "Errata is up:"
-	@echo "  API            http://127.0.0.1:8080  (GET /health, POST /trpc/post.*)"
+	@echo "  API            http://127.0.0.1:8080  (GET /health, POST /trpc/post.*, POST /graphql)"
+	@echo "  explorer       http://127.0.0.1:8080/graphiql"
 	@echo "  worker health  http://127.0.0.1:8081/health"
 	@echo "  logs           .local/logs/   (make logs)"
 	@echo "  stop           make down"
