@@ -105,7 +105,13 @@ export async function startStack(options = {}) {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run 'make build' in the repository root`);
   const openaiKey = /** @type {{ apiKey?: string }} */ (JSON.parse(readFileSync(script, "utf8"))).apiKey ?? "";
 
-  const services = Object.fromEntries(Object.entries(SERVICES).map(([k, v]) => [k, process.env[k] || v]));
+  /** @type {typeof SERVICES} */
+  const services = {
+    ERRATA_KAFKA_BROKERS: process.env["ERRATA_KAFKA_BROKERS"] || SERVICES.ERRATA_KAFKA_BROKERS,
+    ERRATA_DATABASE_URL: process.env["ERRATA_DATABASE_URL"] || SERVICES.ERRATA_DATABASE_URL,
+    ERRATA_ELASTICSEARCH_URL: process.env["ERRATA_ELASTICSEARCH_URL"] || SERVICES.ERRATA_ELASTICSEARCH_URL,
+    ERRATA_CLICKHOUSE_URL: process.env["ERRATA_CLICKHOUSE_URL"] || SERVICES.ERRATA_CLICKHOUSE_URL,
+  };
   for (const [k, v] of Object.entries(services)) requireLoopback(k, v);
   const id = randomBytes(5).toString("hex");
   const names = {
@@ -209,10 +215,12 @@ export async function startStack(options = {}) {
   };
 
   try {
-    for (const [k, url] of [
+    /** @type {[string, string][]} */
+    const probes = [
       ["ERRATA_ELASTICSEARCH_URL", `${services.ERRATA_ELASTICSEARCH_URL.replace(/\/+$/, "")}/_cluster/health`],
       ["ERRATA_CLICKHOUSE_URL", `${services.ERRATA_CLICKHOUSE_URL.replace(/\/+$/, "")}/ping`],
-    ]) {
+    ];
+    for (const [k, url] of probes) {
       if (!(await healthy(url, 5_000))) throw new Error(`${k} does not answer at ${url}: start the local services with 'make up' (deploy/local/up)`);
     }
     psql(adminUrl, `CREATE DATABASE ${names.database}`);

@@ -1,8 +1,8 @@
 // End to end in Debian's Chromium (headless, new mode, which runs
 // extensions) driven by playwright-core: the unpacked Chrome build in a
 // persistent context, the saved pages served at their real URLs through
-// request routing, and the API either the contract-faithful stub or a real
-// Errata API (ERRATA_E2E_API_URL).
+// request routing, and the contract-faithful stub as the API (the real-stack
+// suite is real-stack.e2e.ts).
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -149,8 +149,8 @@ afterAll(async () => {
   if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
 });
 
-// The stub's scripted scenarios, or the checks that hold against any real API:
-// only one of the two groups is registered, so nothing shows as skipped.
+// The stub's scripted scenarios (npm run e2e never runs this file against a
+// real API; real-stack.e2e.ts does that).
 if (!REAL) describe("Chromium, against the contract stub", () => {
   it("Wikipedia: a completed investigation is highlighted in place, explained on hover and click, listed in the popup", async () => {
     const { page, tabId } = await openPost(PAGES.einstein);
@@ -430,48 +430,4 @@ describe("Chromium options page", () => {
   });
 });
 
-if (REAL) describe("Chromium, against a real Errata API", () => {
-  for (const [name, served] of Object.entries({ wikipedia: PAGES.einstein, lesswrong: PAGES.lesswrong, x: PAGES.x, substack: PAGES.substack })) {
-    it(`${name}: the view path reaches a post state and drawn claims cover their text`, async () => {
-      const { page, tabId } = await openPost(served);
-      const popup = await openPopup(tabId);
-      const state = await popupState(popup, ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"], 60_000);
-      await popup.screenshot({ path: artifact(`chromium-real-${name}-popup.png`), fullPage: true });
-      if (state === "incorrect-claims") {
-        const sw = await worker();
-        const tab = (await sw.evaluate(async (id) => (await chrome.storage.session.get(`tab:${id}`))[`tab:${id}`], tabId)) as {
-          anchoring?: { anchored: string[] };
-        };
-        const anchored = tab.anchoring?.anchored.length ?? 0;
-        if (anchored > 0) expect((await highlightTexts(page)).length + (await highlightTexts(page, "errata-claim-dark")).length).toBe(anchored);
-        await page.screenshot({ path: artifact(`chromium-real-${name}.png`) });
-      }
-      await popup.close();
-      await page.close();
-    });
-  }
-
-  // A real investigation costs model calls: only when asked (and with a key the server accepts).
-  const investigateTimeoutMs = Number(process.env["ERRATA_E2E_INVESTIGATE_TIMEOUT_S"] ?? "600") * 1000;
-  if (process.env["ERRATA_E2E_INVESTIGATE"] === "1") it(
-    "lesswrong: Investigate Now runs to a result, and drawn claims cover their text",
-    async () => {
-      await setSettings(baseSettings({ openaiApiKey: api.openaiKey }));
-      const { page, tabId } = await openPost(PAGES.lesswrong);
-      const popup = await openPopup(tabId);
-      const first = await popupState(popup, ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"], 60_000);
-      if (first === "not-investigated" || first === "failed") await popup.locator("#investigate-now, #retry").click();
-      const state = await popupState(popup, ["incorrect-claims", "clean", "failed"], investigateTimeoutMs);
-      await popup.screenshot({ path: artifact("chromium-real-investigation-popup.png"), fullPage: true });
-      expect(state).not.toBe("failed");
-      if (state === "incorrect-claims") {
-        await page.waitForFunction(() => (CSS.highlights.get("errata-claim")?.size ?? 0) > 0 || document.readyState === "complete");
-        await page.screenshot({ path: artifact("chromium-real-investigation.png") });
-      }
-      await setSettings(baseSettings());
-      await popup.close();
-      await page.close();
-    },
-    investigateTimeoutMs + 120_000,
-  );
-});
+// Against a real Errata stack (a scripted provider, exact outcomes): real-stack.e2e.ts.

@@ -1,7 +1,9 @@
 // End to end in Debian's Firefox ESR driven by puppeteer-core over WebDriver
 // BiDi: the Firefox build installed as a temporary add-on, a saved page
 // served at its real URL through request interception, and the claims of the
-// (stub or real) API drawn through the CSS Custom Highlight API.
+// API drawn through the CSS Custom Highlight API. The API is the contract
+// stub, or (ERRATA_E2E_API_URL, set by npm run e2e for its real-stack run) a
+// real Errata stack whose provider plays test/e2e/fixtures/fake-script.json.
 
 import { type Browser, type Page, launch } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +11,7 @@ import { GECKO_ID } from "../../scripts/manifest.mjs";
 import { EINSTEIN } from "./claims";
 import { type ApiUnderTest, FIREFOX_BUILD, FIREFOX_PATH, artifact, clean, requireFile, startApi, until } from "./harness";
 import { PAGES, PIXEL_PNG, pageFor } from "./pages";
+import { SCRIPT, approved, headline, investigations, rule } from "./real-stack";
 
 // A fixed internal UUID, so the test can open the add-on's own pages.
 const ADDON_UUID = "5d3f1c2a-7b8e-4c6d-9a0b-e27a7a0e2e2e";
@@ -74,15 +77,18 @@ beforeAll(async () => {
   const options = await browser.newPage();
   await openAddonPage(options, "options/index.html");
   await options.evaluate(
-    (url, key) => {
+    (url, key, openaiKey) => {
       const set = (id: string, value: string) => {
         (document.getElementById(id) as HTMLInputElement).value = value;
       };
       set("apiBaseUrl", url);
       set("apiKey", key);
+      set("openaiApiKey", openaiKey);
     },
     api.url,
     api.apiKey,
+    // Against the real stack: the key its scripted provider accepts, for Investigate Now.
+    REAL ? SCRIPT.apiKey : "",
   );
   await options.click("button[type=submit]");
   await options.waitForFunction(() => document.getElementById("saved")?.textContent === "Saved.");
@@ -94,21 +100,60 @@ afterAll(async () => {
   await api?.close();
 });
 
-describe("Firefox", () => {
+describe(REAL ? "Firefox, against a real Errata stack with a scripted provider" : "Firefox, against the contract stub", () => {
   it("highlights the claims of a saved Wikipedia article and explains them on hover", async () => {
     const page = await browser.newPage();
     await routed(page);
     await page.goto(PAGES.einstein.url, { waitUntil: "domcontentloaded" });
     if (REAL) {
-      // A real API decides what this article's status is; the page must at least be read and answered.
+      // The real stack: the article is investigated (by this run or an earlier
+      // test of it), the scripted provider's approved claims are drawn.
+      const wiki = rule("wikipedia-einstein");
+      const good = approved(wiki);
       const popup = await browser.newPage();
+      await popup.setViewport({ width: 380, height: 640 });
       await openAddonPage(popup, `popup/index.html?url=${encodeURIComponent(PAGES.einstein.url)}`);
-      await popup.waitForFunction(
-        () => ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"].includes(document.getElementById("state")?.dataset["state"] ?? ""),
-        { timeout: 60_000 },
-      );
+      const stateOf = () => popup.evaluate(() => document.getElementById("state")?.dataset["state"] ?? "");
+      const first = await until("a post state in the popup", async () => {
+        const s = await stateOf();
+        return ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"].includes(s) ? s : null;
+      }, 60_000);
+      if (first === "not-investigated") {
+        const before = investigations(wiki.name).length;
+        await popup.click("#investigate-now");
+        await until("the provider to be asked", async () => investigations(wiki.name).length > before, 60_000);
+      }
+      expect(await until("the result", async () => {
+        const s = await stateOf();
+        return ["incorrect-claims", "clean", "failed"].includes(s) ? s : null;
+      }, 90_000)).toBe("incorrect-claims");
+      expect(await popup.evaluate(() => document.querySelector(".headline")?.textContent)).toBe(headline(good.length));
       await popup.screenshot({ path: artifact("firefox-real-popup.png") });
       await popup.close();
+
+      await page.waitForFunction((n) => (CSS.highlights.get("errata-claim")?.size ?? 0) >= n, { timeout: 60_000 }, good.length);
+      const texts = await page.evaluate(() => [...(CSS.highlights.get("errata-claim") ?? [])].map((r) => (r as Range).toString()));
+      expect(texts.map(clean).sort()).toEqual(good.map((c) => c.text).sort());
+      const claim = good[0];
+      if (claim === undefined) throw new Error("the script approves no Einstein claim");
+      const point = await page.evaluate((t) => {
+        const range = [...(CSS.highlights.get("errata-claim") ?? [])].find((r) => (r as Range).toString().replace(/\s+/g, " ").trim() === t) as Range | undefined;
+        range?.startContainer.parentElement?.scrollIntoView({ block: "center" });
+        const rect = range === undefined ? undefined : [...range.getClientRects()].find((r) => r.width > 4);
+        return rect === undefined ? null : { x: rect.left + Math.min(rect.width / 2, 24), y: rect.top + rect.height / 2 };
+      }, claim.text);
+      expect(point).not.toBeNull();
+      await page.screenshot({ path: artifact("firefox-real-wikipedia-highlight.png") });
+      await page.mouse.move(point?.x ?? 0, point?.y ?? 0);
+      const summary = await until("the tooltip", () =>
+        page.evaluate(() => {
+          const tooltip = document.querySelector("errata-annotations")?.shadowRoot?.querySelector<HTMLElement>(".tooltip");
+          return tooltip !== null && tooltip !== undefined && !tooltip.hidden ? tooltip.textContent : null;
+        }),
+      );
+      expect(summary).toContain(claim.summary);
+      await page.screenshot({ path: artifact("firefox-real-wikipedia-tooltip.png") });
+      expect(investigations(wiki.name)).toHaveLength(1); // one investigation, whichever browser asked for it
       await page.close();
       return;
     }
