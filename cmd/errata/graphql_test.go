@@ -99,8 +99,18 @@ func TestGraphQLOverTheRealStack(t *testing.T) {
 		investigation { id checkedAt promptVersion provider model corroborationCount origin { provenance serverVerifiedAt } auditTrail }
 		post { platform externalId url author { id displayName platform } }
 		claims { id text context summary reasoning sources { url title snippet } } } }`
-	got, errs := s.gql(t, one, map[string]any{"id": investigationID})
-	require.Empty(t, errs)
+	// The audit projection applies the log on its own schedule: its trail
+	// appears once it has read the completion (the serving one already has).
+	var got map[string]any
+	var errs []map[string]any
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		got, errs = s.gql(t, one, map[string]any{"id": investigationID})
+		if len(errs) > 0 || got["publicInvestigation"] == nil {
+			return false, string(mustJSON(t, errs))
+		}
+		trail := got["publicInvestigation"].(map[string]any)["investigation"].(map[string]any)["auditTrail"]
+		return trail != nil, "auditTrail is null: the audit projection has not read the completion yet"
+	})
 	res := got["publicInvestigation"].(map[string]any)
 	inv := res["investigation"].(map[string]any)
 	require.Equal(t, investigationID, inv["id"])
