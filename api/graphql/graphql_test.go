@@ -112,9 +112,13 @@ func (f *fakeSearch) Search(_ context.Context, q search.Query) (search.Result, e
 	}}}, nil
 }
 
-type fakeMetrics struct{ last metrics.Filter }
+type fakeMetrics struct {
+	calls atomic.Int32
+	last  metrics.Filter
+}
 
 func (f *fakeMetrics) Incidence(_ context.Context, fl metrics.Filter) (metrics.Incidence, error) {
+	f.calls.Add(1)
 	f.last = fl
 	if fl.AuthorID == "bad" {
 		return metrics.Incidence{}, metrics.ErrInvalidFilter
@@ -226,21 +230,33 @@ func TestQueries(t *testing.T) {
 
 // Bad input gets a clear error and runs nothing.
 func TestInvalidArguments(t *testing.T) {
+	const withMetrics = `query($limit: Int, $offset: Int) { publicMetrics { factCheckIncidence }
+		...Page
+		publicInvestigation(investigationId: "` + invA + `") { investigation { id } } }
+		fragment Page on Query { searchInvestigations(limit: $limit, offset: $offset) { total } }`
 	tests := []struct {
-		name, query, want string
+		name, query string
+		vars        map[string]any
+		want        string
 	}{
-		{"limit 0", `{ searchInvestigations(limit: 0) { total } }`, "limit must be between 1 and 100, got 0"},
-		{"limit 101", `{ searchInvestigations(limit: 101) { total } }`, "limit must be between 1 and 100, got 101"},
-		{"offset -1", `{ searchInvestigations(offset: -1) { total } }`, "offset must be >= 0, got -1"},
-		{"minClaimCount -1", `{ searchInvestigations(minClaimCount: -1) { total } }`, "minClaimCount must be >= 0"},
-		{"window", `{ searchInvestigations(checkedAfter: "2026-12-01T00:00:00Z", checkedBefore: "2026-11-01T00:00:00Z") { total } }`, "checkedAfter must be before checkedBefore"},
-		{"bad platform", `{ searchInvestigations(platform: MASTODON) { total } }`, "MASTODON"},
-		{"bad date", `{ publicMetrics(windowStart: "yesterday") { factCheckIncidence } }`, "RFC3339"},
+		{"limit 0", `{ searchInvestigations(limit: 0) { total } }`, nil, "limit must be between 1 and 100, got 0"},
+		{"limit 101", `{ searchInvestigations(limit: 101) { total } }`, nil, "limit must be between 1 and 100, got 101"},
+		{"offset -1", `{ searchInvestigations(offset: -1) { total } }`, nil, "offset must be >= 0, got -1"},
+		{"minClaimCount -1", `{ searchInvestigations(minClaimCount: -1) { total } }`, nil, "minClaimCount must be >= 0"},
+		{"window", `{ searchInvestigations(checkedAfter: "2026-12-01T00:00:00Z", checkedBefore: "2026-11-01T00:00:00Z") { total } }`, nil, "checkedAfter must be before checkedBefore"},
+		{"bad platform", `{ searchInvestigations(platform: MASTODON) { total } }`, nil, "MASTODON"},
+		{"bad date", `{ publicMetrics(windowStart: "yesterday") { factCheckIncidence } }`, nil, "RFC3339"},
+		// Beside other fields, through a fragment, from variables: the whole
+		// operation is refused before any of it runs.
+		{"variable limit 0 beside other fields", withMetrics, map[string]any{"limit": 0}, "limit must be between 1 and 100, got 0"},
+		{"variable limit 101 beside other fields", withMetrics, map[string]any{"limit": 101}, "limit must be between 1 and 100, got 101"},
+		{"variable offset -1 beside other fields", withMetrics, map[string]any{"offset": -1}, "offset must be >= 0, got -1"},
+		{"aliased second page out of range", `{ ok: searchInvestigations(limit: 5) { total } bad: searchInvestigations(limit: 5, offset: -5) { total } }`, nil, "offset must be >= 0, got -5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
-			_, _, body := r.post(t, map[string]any{"query": tc.query})
+			_, _, body := r.post(t, map[string]any{"query": tc.query, "variables": tc.vars})
 			var out struct {
 				Data   any `json:"data"`
 				Errors []struct {
@@ -252,6 +268,8 @@ func TestInvalidArguments(t *testing.T) {
 			require.Contains(t, out.Errors[0].Message, tc.want)
 			require.Nil(t, out.Data)
 			require.Zero(t, r.search.calls.Load(), "nothing executed")
+			require.Zero(t, r.metrics.calls.Load(), "nothing executed")
+			require.Zero(t, r.serving.claimQueries.Load(), "nothing executed")
 		})
 	}
 	r := newRig(t)
@@ -356,6 +374,19 @@ func TestExplorer(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode, asset)
 		require.Greater(t, b.Len(), 100, asset) // the client un-gzips transparently
 	}
+	// A client that does not take gzip gets the plain asset.
+	req, err := http.NewRequest(http.MethodGet, r.srv.URL+"/graphiql/react.production.min.js", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var plain strings.Builder
+	_, _ = io(resp, &plain)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Empty(t, resp.Header.Get("Content-Encoding"))
+	require.Contains(t, plain.String(), "React")
+
 	resp, err = http.Get(r.srv.URL + "/graphiql/other.js")
 	require.NoError(t, err)
 	resp.Body.Close()

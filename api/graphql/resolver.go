@@ -167,16 +167,12 @@ func (q queryResolver) SearchInvestigations(ctx context.Context, text *string, p
 	if offset != nil {
 		query.Offset = *offset
 	}
-	if query.Limit < minLimit || query.Limit > maxLimit {
-		return nil, gqlerror.Errorf("limit must be between %d and %d, got %d", minLimit, maxLimit, query.Limit)
-	}
-	if query.Offset < 0 {
-		return nil, gqlerror.Errorf("offset must be >= 0, got %d", query.Offset)
+	// The argument check refused bad ranges before execution; this keeps
+	// resolvers called directly just as strict.
+	if err := checkSearchArguments(&query.Limit, &query.Offset, minClaimCount, checkedAfter, checkedBefore); err != nil {
+		return nil, gqlerror.Errorf("%s", err.Error())
 	}
 	if minClaimCount != nil {
-		if *minClaimCount < 0 {
-			return nil, gqlerror.Errorf("minClaimCount must be >= 0, got %d", *minClaimCount)
-		}
 		query.MinClaimCount = *minClaimCount
 	}
 	if text != nil {
@@ -192,9 +188,6 @@ func (q queryResolver) SearchInvestigations(ctx context.Context, text *string, p
 		query.Provenance = string(*provenance)
 	}
 	query.CheckedFrom, query.CheckedTo = checkedAfter, checkedBefore
-	if checkedAfter != nil && checkedBefore != nil && !checkedAfter.Before(*checkedBefore) {
-		return nil, gqlerror.Errorf("checkedAfter must be before checkedBefore")
-	}
 	res, err := q.d.Search.Search(ctx, query)
 	if errors.Is(err, search.ErrInvalidQuery) {
 		return nil, gqlerror.Errorf("%s", err.Error())

@@ -2,11 +2,13 @@ package graphql
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -60,6 +62,7 @@ func NewHandler(r *Resolver) http.Handler {
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxDepth})
+	srv.Use(argumentCheck{})
 	srv.AroundOperations(func(ctx context.Context, next gqlgen.OperationHandler) gqlgen.ResponseHandler {
 		return next(r.withLoaders(ctx))
 	})
@@ -145,7 +148,7 @@ func caching(next http.Handler) http.Handler {
 			return
 		}
 		sum := sha256.Sum256(body)
-		etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+		etag := `"` + hex.EncodeToString(sum[:]) + `"`
 		w.Header().Set("ETag", etag)
 		w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(CacheMaxAge.Seconds())))
 		w.Header().Add("Vary", "Accept-Encoding")
@@ -243,6 +246,9 @@ const explorerInit = `(function () {
 // ExplorerHandler serves the self-hosted GraphiQL page and its assets under
 // /graphiql: nothing is loaded from outside this server.
 func ExplorerHandler(log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != http.MethodGet && req.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -278,9 +284,36 @@ func ExplorerHandler(log *slog.Logger) http.Handler {
 			return
 		}
 		h.Set("Content-Type", ctype)
-		h.Set("Content-Encoding", "gzip")
 		h.Set("Cache-Control", "public, max-age=86400")
 		h.Add("Vary", "Accept-Encoding")
+		if !acceptsGzip(req.Header.Get("Accept-Encoding")) {
+			zr, err := gzip.NewReader(bytes.NewReader(gz))
+			if err != nil {
+				log.Error("graphiql asset unreadable", "asset", name, "err", err)
+				http.Error(w, "asset unavailable", http.StatusInternalServerError)
+				return
+			}
+			_, _ = io.Copy(w, zr)
+			return
+		}
+		h.Set("Content-Encoding", "gzip")
 		_, _ = w.Write(gz)
 	})
+}
+
+// acceptsGzip reports whether an Accept-Encoding header admits gzip.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		if q == "q=0" || q == "q=0.0" || q == "q=0.00" || q == "q=0.000" {
+			continue
+		}
+		return true
+	}
+	return false
 }

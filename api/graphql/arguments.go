@@ -1,0 +1,145 @@
+package graphql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	gqlgen "github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// argumentCheck refuses an operation whose searchInvestigations arguments
+// are out of range before any field of it executes, so a bad page request
+// never half-runs an operation that also asks for other fields.
+type argumentCheck struct{}
+
+var _ interface {
+	gqlgen.HandlerExtension
+	gqlgen.OperationContextMutator
+} = argumentCheck{}
+
+func (argumentCheck) ExtensionName() string                  { return "ArgumentCheck" }
+func (argumentCheck) Validate(gqlgen.ExecutableSchema) error { return nil }
+
+func (argumentCheck) MutateOperationContext(_ context.Context, oc *gqlgen.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return nil
+	}
+	var gerr *gqlerror.Error
+	eachRootField(oc.Operation.SelectionSet, oc.Doc, map[string]bool{}, func(f *ast.Field) bool {
+		if f.Name != "searchInvestigations" || f.Definition == nil {
+			return true
+		}
+		args := f.ArgumentMap(oc.Variables)
+		var limit, offset, minClaims *int
+		for name, dst := range map[string]**int{"limit": &limit, "offset": &offset, "minClaimCount": &minClaims} {
+			n, ok := intArg(args[name])
+			if ok {
+				*dst = &n
+			}
+		}
+		if err := checkSearchArguments(limit, offset, minClaims, timeArg(args["checkedAfter"]), timeArg(args["checkedBefore"])); err != nil {
+			gerr = gqlerror.ErrorPosf(f.Position, "%s", err.Error())
+			gerr.Path = ast.Path{ast.PathName(f.Alias)}
+			return false
+		}
+		return true
+	})
+	return gerr
+}
+
+// eachRootField calls fn with every field selected at the operation's
+// root (through fragments) until fn returns false.
+func eachRootField(set ast.SelectionSet, doc *ast.QueryDocument, visiting map[string]bool, fn func(*ast.Field) bool) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if !fn(s) {
+				return false
+			}
+		case *ast.InlineFragment:
+			if !eachRootField(s.SelectionSet, doc, visiting, fn) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			if visiting[s.Name] || doc == nil {
+				continue
+			}
+			f := doc.Fragments.ForName(s.Name)
+			if f == nil {
+				continue
+			}
+			visiting[s.Name] = true
+			ok := eachRootField(f.SelectionSet, doc, visiting, fn)
+			delete(visiting, s.Name)
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkSearchArguments holds the ranges of searchInvestigations' arguments
+// (spec 3.4: limit 1..100, offset >= 0). nil means the argument's default.
+func checkSearchArguments(limit, offset, minClaimCount *int, checkedAfter, checkedBefore *time.Time) error {
+	if limit != nil && (*limit < minLimit || *limit > maxLimit) {
+		return fmt.Errorf("limit must be between %d and %d, got %d", minLimit, maxLimit, *limit)
+	}
+	if offset != nil && *offset < 0 {
+		return fmt.Errorf("offset must be >= 0, got %d", *offset)
+	}
+	if minClaimCount != nil && *minClaimCount < 0 {
+		return fmt.Errorf("minClaimCount must be >= 0, got %d", *minClaimCount)
+	}
+	if checkedAfter != nil && checkedBefore != nil && !checkedAfter.Before(*checkedBefore) {
+		return fmt.Errorf("checkedAfter must be before checkedBefore")
+	}
+	return nil
+}
+
+// intArg reads an Int argument as literal or variable value; values that
+// do not fit are reported as the nearest out-of-range int.
+func intArg(v any) (int, bool) {
+	clamp := func(f float64) int {
+		switch {
+		case f > math.MaxInt32:
+			return math.MaxInt32
+		case f < math.MinInt32:
+			return math.MinInt32
+		}
+		return int(f)
+	}
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int32:
+		return int(n), true
+	case int64:
+		return clamp(float64(n)), true
+	case float64:
+		return clamp(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return clamp(f), err == nil
+	}
+	return 0, false
+}
+
+// timeArg reads a DateTime argument; anything unreadable is left to the
+// scalar's own error.
+func timeArg(v any) *time.Time {
+	switch t := v.(type) {
+	case time.Time:
+		return &t
+	case string:
+		if p, err := time.Parse(time.RFC3339Nano, t); err == nil {
+			return &p
+		}
+	}
+	return nil
+}
