@@ -66,22 +66,33 @@ func eachRootField(set ast.SelectionSet, doc *ast.QueryDocument, visiting map[st
 				return false
 			}
 		case *ast.FragmentSpread:
-			if visiting[s.Name] || doc == nil {
-				continue
-			}
-			f := doc.Fragments.ForName(s.Name)
-			if f == nil {
-				continue
-			}
-			visiting[s.Name] = true
-			ok := eachRootField(f.SelectionSet, doc, visiting, fn)
-			delete(visiting, s.Name)
+			inner, leave, ok := enterFragment(s, doc, visiting)
 			if !ok {
+				continue
+			}
+			more := eachRootField(inner, doc, visiting, fn)
+			leave()
+			if !more {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// enterFragment resolves a fragment spread to the fragment's selections and
+// marks the fragment as on the current path until leave is called; ok is
+// false for an unknown fragment or one already on the path (a cycle).
+func enterFragment(s *ast.FragmentSpread, doc *ast.QueryDocument, visiting map[string]bool) (set ast.SelectionSet, leave func(), ok bool) {
+	if doc == nil || visiting[s.Name] {
+		return nil, nil, false
+	}
+	f := doc.Fragments.ForName(s.Name)
+	if f == nil {
+		return nil, nil, false
+	}
+	visiting[s.Name] = true
+	return f.SelectionSet, func() { delete(visiting, s.Name) }, true
 }
 
 // checkSearchArguments holds the ranges of searchInvestigations' arguments

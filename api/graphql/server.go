@@ -108,16 +108,12 @@ func selectionDepth(set ast.SelectionSet, doc *ast.QueryDocument, depth int, vis
 		case *ast.InlineFragment:
 			d = selectionDepth(s.SelectionSet, doc, depth, visiting)
 		case *ast.FragmentSpread:
-			if visiting[s.Name] || doc == nil {
+			inner, leave, ok := enterFragment(s, doc, visiting)
+			if !ok {
 				continue
 			}
-			f := doc.Fragments.ForName(s.Name)
-			if f == nil {
-				continue
-			}
-			visiting[s.Name] = true
-			d = selectionDepth(f.SelectionSet, doc, depth, visiting)
-			delete(visiting, s.Name)
+			d = selectionDepth(inner, doc, depth, visiting)
+			leave()
 		}
 		deepest = max(deepest, d)
 	}

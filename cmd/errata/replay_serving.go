@@ -138,6 +138,19 @@ func schemaGenerations(ctx context.Context, e *env, base string) ([]int64, error
 		return nil, fmt.Errorf("list schemas: %w", err)
 	}
 	defer rows.Close()
+	return generationsIn(rows, base)
+}
+
+// nameRows is what generationsIn needs of pgx's and clickhouse-go's rows.
+type nameRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// generationsIn reads store names (one column) and keeps the generations
+// of the store whose generation-1 name is base.
+func generationsIn(rows nameRows, base string) ([]int64, error) {
 	var gens []int64
 	for rows.Next() {
 		var name string

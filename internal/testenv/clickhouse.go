@@ -49,18 +49,7 @@ func ClickHouse(t testing.TB) (driver.Conn, string) {
 	conn := openClickHouse(t, cfg.ClickHouseURL, name)
 	t.Cleanup(func() {
 		_ = conn.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		opts, err := ClickHouseOptions(cfg.ClickHouseURL)
-		if err != nil {
-			return
-		}
-		admin, err := clickhouse.Open(opts)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		_ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" SYNC")
+		dropClickHouseDatabases(t, cfg.ClickHouseURL, name)
 	})
 	return conn, name
 }

@@ -81,36 +81,40 @@ func ClickHouseDatabaseName(t testing.TB) string {
 	t.Helper()
 	cfg := Config(t)
 	name := "errata_test_" + Suffix()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		opts, err := ClickHouseOptions(cfg.ClickHouseURL)
-		if err != nil {
-			return
-		}
-		admin, err := clickhouse.Open(opts)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		rows, err := admin.Query(ctx, "SELECT name FROM system.databases WHERE startsWith(name, ?)", name)
-		if err != nil {
-			t.Logf("list test databases: %v", err)
-			return
-		}
-		var names []string
-		for rows.Next() {
-			var n string
-			if rows.Scan(&n) == nil {
-				names = append(names, n)
-			}
-		}
-		rows.Close()
-		for _, n := range names {
-			if err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+n+" SYNC"); err != nil {
-				t.Logf("drop %s: %v", n, err)
-			}
-		}
-	})
+	t.Cleanup(func() { dropClickHouseDatabases(t, cfg.ClickHouseURL, name) })
 	return name
+}
+
+// dropClickHouseDatabases drops name and every database whose name starts
+// with it (its rebuilt generations); failures are logged, not fatal.
+func dropClickHouseDatabases(t testing.TB, rawURL, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts, err := ClickHouseOptions(rawURL)
+	if err != nil {
+		return
+	}
+	admin, err := clickhouse.Open(opts)
+	if err != nil {
+		return
+	}
+	defer admin.Close()
+	rows, err := admin.Query(ctx, "SELECT name FROM system.databases WHERE startsWith(name, ?)", name)
+	if err != nil {
+		t.Logf("list test databases: %v", err)
+		return
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil {
+			names = append(names, n)
+		}
+	}
+	rows.Close()
+	for _, n := range names {
+		if err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+n+" SYNC"); err != nil {
+			t.Logf("drop %s: %v", n, err)
+		}
+	}
 }
