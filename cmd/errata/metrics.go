@@ -8,7 +8,6 @@ import (
 	"hash"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -63,15 +62,14 @@ func (e *env) metricsReader(ctx context.Context) (*metrics.Reader, func(), error
 		control.Close()
 		return nil, nil, err
 	}
-	conn, err := e.metricsConnAt(ctx, active.Generation)
+	conn, err := e.metricsReadConn(active.Generation)
 	if err != nil {
 		control.Close()
 		return nil, nil, err
 	}
 	r := metrics.NewReader(conn)
 	watchCtx, stop := context.WithCancel(ctx)
-	var mu sync.Mutex // guards the swap against the release
-	gen := active.Generation
+	gen := active.Generation // read and written by the watch goroutine only
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -79,15 +77,13 @@ func (e *env) metricsReader(ctx context.Context) (*metrics.Reader, func(), error
 			if t.Generation == gen {
 				return
 			}
-			next, err := e.metricsConnAt(watchCtx, t.Generation)
+			next, err := e.metricsReadConn(t.Generation)
 			if err != nil {
 				e.log.Warn("metrics projection switched but its database cannot be opened; readers stay", "generation", t.Generation, "err", err)
 				return
 			}
-			mu.Lock()
 			old := r.Swap(next)
 			gen = t.Generation
-			mu.Unlock()
 			e.log.Info("projection switched: readers move", "projection", metrics.ProjectorName, "generation", t.Generation)
 			// Queries in flight on the old database finish first.
 			time.AfterFunc(30*time.Second, func() { _ = old.Close() })
@@ -95,17 +91,23 @@ func (e *env) metricsReader(ctx context.Context) (*metrics.Reader, func(), error
 	}()
 	return r, func() {
 		stop()
-		<-done
+		<-done // no swap can happen after this
 		control.Close()
-		mu.Lock()
-		defer mu.Unlock()
 		_ = r.Swap(nil).Close()
 	}, nil
 }
 
-// clickhouseAdmin connects without a default database.
-func (e *env) clickhouseAdmin() (driver.Conn, error) {
-	opts, err := metrics.Options(e.cfg.ClickHouseURL, "")
+// metricsReadConn connects to generation gen's database for reading. It
+// neither creates the database nor dials: `errata serve` starts while
+// ClickHouse is down (readiness reports it) and reads once it is up.
+func (e *env) metricsReadConn(gen int64) (driver.Conn, error) {
+	return e.clickhouseConn(targets.Name(e.cfg.ClickHouseDatabase, gen))
+}
+
+// clickhouseConn connects with database as the default (none when empty)
+// without creating it; clickhouse-go dials on first use.
+func (e *env) clickhouseConn(database string) (driver.Conn, error) {
+	opts, err := metrics.Options(e.cfg.ClickHouseURL, database)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +190,7 @@ func (metricsRebuild) open(ctx context.Context, e *env, gen int64) (kafka.Handle
 }
 
 func (metricsRebuild) generations(ctx context.Context, e *env) ([]int64, error) {
-	conn, err := e.clickhouseAdmin()
+	conn, err := e.clickhouseConn("")
 	if err != nil {
 		return nil, err
 	}
@@ -200,17 +202,7 @@ func (metricsRebuild) generations(ctx context.Context, e *env) ([]int64, error) 
 		return nil, fmt.Errorf("list metrics databases: %w", err)
 	}
 	defer rows.Close()
-	var gens []int64
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		if g, ok := targets.GenerationOf(base, name); ok {
-			gens = append(gens, g)
-		}
-	}
-	return gens, rows.Err()
+	return generationsIn(rows, base)
 }
 
 func (metricsRebuild) activate(context.Context, *env, int64) error { return nil }
@@ -220,7 +212,7 @@ func (metricsRebuild) drop(ctx context.Context, e *env, gen int64) error {
 	if err := metrics.ValidDatabase(name); err != nil {
 		return err
 	}
-	conn, err := e.clickhouseAdmin()
+	conn, err := e.clickhouseConn("")
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
@@ -19,21 +18,9 @@ import (
 // the worker's factory builds a runner on it.
 func TestMetricsWiring(t *testing.T) {
 	cfg := testenv.Config(t)
-	cfg.ClickHouseDatabase = "errata_test_" + testenv.Suffix()
+	cfg.ClickHouseDatabase = testenv.ClickHouseDatabaseName(t)
 	brokers, topics := testenv.Kafka(t, 1)
 	cfg.KafkaBrokers = brokers
-	t.Cleanup(func() {
-		opts, err := metrics.Options(cfg.ClickHouseURL, "")
-		if err != nil {
-			return
-		}
-		conn, err := clickhouse.Open(opts)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+cfg.ClickHouseDatabase+" SYNC")
-	})
 	e := &env{cfg: cfg, log: logging.Discard(), registry: events.NewCatalogRegistry(), topics: topics}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -56,4 +43,21 @@ func TestMetricsWiring(t *testing.T) {
 	stop()
 	require.NoError(t, r.Run(stopped)) // closes its client at once
 	release()
+}
+
+// The reader behind publicMetrics opens without reaching ClickHouse, so
+// `errata serve` starts while ClickHouse is down; its queries fail until
+// ClickHouse answers (and /readyz says so meanwhile).
+func TestMetricsReaderStartsWithoutClickHouse(t *testing.T) {
+	cfg := testenv.Config(t)
+	cfg.DatabaseURL = testenv.Postgres(t)
+	cfg.ClickHouseURL = "http://" + freeAddr(t) // nothing listens there
+	e := &env{cfg: cfg, log: logging.Discard(), registry: events.NewCatalogRegistry()}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reader, closeFn, err := e.metricsReader(ctx)
+	require.NoError(t, err)
+	defer closeFn()
+	_, err = reader.Incidence(ctx, metrics.Filter{})
+	require.Error(t, err)
 }
