@@ -4,156 +4,44 @@
 // request routing, and the contract-faithful stub as the API (the real-stack
 // suite is real-stack.e2e.ts).
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { type BrowserContext, type Page, type Worker, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLIMATE, EINSTEIN, LESSWRONG, X_POST } from "./claims";
-import {
-  type ApiUnderTest,
-  CHROME_BUILD,
-  CHROMIUM_PATH,
-  EXTENSION_DIR,
-  artifact,
-  clean,
-  requireFile,
-  startApi,
-  until,
-} from "./harness";
-import { PAGES, PIXEL_PNG, type ServedPage, pageFor } from "./pages";
+import { ChromiumExtension, highlightTexts, pointOnClaim, popupState, waitForHighlights } from "./chromium-extension";
+import { type ApiUnderTest, EXTENSION_DIR, artifact, clean, startApi } from "./harness";
+import { PAGES } from "./pages";
 
 let api: ApiUnderTest;
-let context: BrowserContext;
-let profile: string;
-let extensionId = "";
+let ext: ChromiumExtension;
 const timings: Record<string, number> = {};
 const REAL = process.env["ERRATA_E2E_API_URL"] !== undefined && process.env["ERRATA_E2E_API_URL"] !== "";
-
-async function worker(): Promise<Worker> {
-  return until("the extension's service worker", async () =>
-    context.serviceWorkers().find((w) => w.url().startsWith(`chrome-extension://${extensionId}/`)),
-  );
-}
-
-async function setSettings(settings: Record<string, unknown>): Promise<void> {
-  const sw = await worker();
-  await sw.evaluate(async (s) => {
-    await chrome.storage.local.set({ settings: s });
-  }, settings);
-}
 
 function baseSettings(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { apiBaseUrl: api.url, apiKey: api.apiKey, openaiApiKey: "", autoInvestigate: false, showHighlights: true, ...extra };
 }
 
-async function tabIdOf(url: string): Promise<number> {
-  const sw = await worker();
-  return until(`the tab of ${url}`, () =>
-    sw.evaluate(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? null, url),
-  );
-}
-
-async function openPost(served: ServedPage): Promise<{ page: Page; tabId: number }> {
-  const page = await context.newPage();
-  await page.goto(served.url, { waitUntil: "domcontentloaded" });
-  return { page, tabId: await tabIdOf(served.url) };
-}
-
-async function openPopup(tabId: number): Promise<Page> {
-  const popup = await context.newPage();
-  await popup.setViewportSize({ width: 380, height: 640 });
-  await popup.goto(`chrome-extension://${extensionId}/popup/index.html?tabId=${tabId}`);
-  return popup;
-}
-
-async function popupState(popup: Page, states: string[], timeoutMs = 30_000): Promise<string> {
-  await popup.waitForFunction(
-    (wanted) => wanted.includes(document.getElementById("state")?.dataset["state"] ?? ""),
-    states,
-    { timeout: timeoutMs },
-  );
-  return (await popup.locator("#state").getAttribute("data-state")) ?? "";
-}
-
-/** The text of every range registered under a highlight name, read from the page's own world. */
-async function highlightTexts(page: Page, name = "errata-claim"): Promise<string[]> {
-  return page.evaluate((n) => {
-    const highlight = CSS.highlights.get(n);
-    return highlight === undefined ? [] : [...highlight].map((r) => (r as Range).toString());
-  }, name);
-}
-
-async function waitForHighlights(page: Page, count: number, name = "errata-claim", timeoutMs = 30_000): Promise<string[]> {
-  await page.waitForFunction(
-    ([n, c]) => (CSS.highlights.get(n as string)?.size ?? 0) >= (c as number),
-    [name, count] as const,
-    { timeout: timeoutMs },
-  );
-  return highlightTexts(page, name);
-}
-
-/** Scrolls the range with this text into view and returns a point on its first line. */
-async function pointOnClaim(page: Page, text: string, name = "errata-claim"): Promise<{ x: number; y: number }> {
-  const point = await page.evaluate(
-    ([n, t]) => {
-      const normalize = (s: string) => s.replace(/\[[^\]]{1,40}\]/g, "").replace(/\s+/g, " ").trim();
-      const range = [...(CSS.highlights.get(n as string) ?? [])].find((r) => normalize((r as Range).toString()) === t) as Range | undefined;
-      if (range === undefined) return null;
-      range.startContainer.parentElement?.scrollIntoView({ block: "center" });
-      const rect = [...range.getClientRects()].find((r) => r.width > 4);
-      return rect === undefined ? null : { x: rect.left + Math.min(rect.width / 2, 24), y: rect.top + rect.height / 2 };
-    },
-    [name, text] as const,
-  );
-  if (point === null) throw new Error(`no highlighted range with text ${text}`);
-  return point;
-}
-
 beforeAll(async () => {
-  requireFile(CHROMIUM_PATH, "Chromium");
-  requireFile(join(CHROME_BUILD, "manifest.json"), "the Chrome build");
   api = await startApi();
   for (const served of Object.values(PAGES)) void served.html; // derive the trimmed articles up front
-  profile = mkdtempSync(join(tmpdir(), "errata-e2e-chromium-"));
   const started = Date.now();
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH,
-    headless: true, // Chromium's new headless mode: extensions and their service workers run
-    viewport: { width: 1280, height: 900 },
-    args: [`--disable-extensions-except=${CHROME_BUILD}`, `--load-extension=${CHROME_BUILD}`, "--no-sandbox", "--no-first-run"],
-  });
-  // The saved pages at their real URLs; images get a pixel; nothing else leaves the machine.
-  await context.route(/^https?:\/\/(?!127\.0\.0\.1|localhost)/, async (route) => {
-    const url = route.request().url();
-    const served = pageFor(url);
-    if (served !== null && route.request().resourceType() === "document") {
-      await route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: served.html });
-    } else if (route.request().resourceType() === "image") {
-      await route.fulfill({ status: 200, contentType: "image/png", body: PIXEL_PNG });
-    } else {
-      await route.abort();
-    }
-  });
-  const sw = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
-  extensionId = new URL(sw.url()).host;
+  ext = await ChromiumExtension.launch("errata-e2e-chromium-");
   timings["browserStartMs"] = Date.now() - started;
-  await setSettings(baseSettings());
+  await ext.setSettings(baseSettings());
 });
 
 afterAll(async () => {
   writeFileSync(artifact("chromium-timings.json"), `${JSON.stringify(timings, null, 2)}\n`);
-  await context?.close();
+  await ext?.close();
   await api?.close();
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
 });
 
 // The stub's scripted scenarios (npm run e2e never runs this file against a
 // real API; real-stack.e2e.ts does that).
 if (!REAL) describe("Chromium, against the contract stub", () => {
   it("Wikipedia: a completed investigation is highlighted in place, explained on hover and click, listed in the popup", async () => {
-    const { page, tabId } = await openPost(PAGES.einstein);
+    const { page, tabId } = await ext.openPost(PAGES.einstein);
     const texts = (await waitForHighlights(page, 3)).map(clean);
     expect(texts).toEqual(
       expect.arrayContaining([
@@ -204,7 +92,7 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
     await page.keyboard.press("Escape");
     await expect.poll(() => panel.isVisible()).toBe(false);
 
-    const popup = await openPopup(tabId);
+    const popup = await ext.openPopup(tabId);
     expect(await popupState(popup, ["incorrect-claims"])).toBe("incorrect-claims");
     await popup.waitForFunction(() => document.querySelectorAll(".show-in-page").length === 3);
     expect(await popup.locator(".headline").textContent()).toBe("4 incorrect claims found");
@@ -216,7 +104,7 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
     await expect.poll(async () => (await panel.isVisible()) && ((await panel.textContent()) ?? "").includes("Wurttemberg")).toBe(true);
     await popup.close();
 
-    const badge = await (await worker()).evaluate((id) => chrome.action.getBadgeText({ tabId: id }), tabId);
+    const badge = await (await ext.worker()).evaluate((id) => chrome.action.getBadgeText({ tabId: id }), tabId);
     expect(badge).toBe("4");
     await page.close();
   });
@@ -224,8 +112,8 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
   it("LessWrong: Investigate Now, live claims while polling, recovery after the service worker is stopped, re-anchoring after a re-render", async () => {
     const stub = api.stub;
     if (stub === null) throw new Error("stub expected");
-    const { page, tabId } = await openPost(PAGES.lesswrong);
-    let popup = await openPopup(tabId);
+    const { page, tabId } = await ext.openPost(PAGES.lesswrong);
+    let popup = await ext.openPopup(tabId);
     await popupState(popup, ["not-investigated"]);
     await popup.screenshot({ path: artifact("chromium-popup-not-investigated.png"), fullPage: true });
     await popup.locator("#investigate-now").click();
@@ -238,14 +126,14 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
     await popup.close(); // an open popup would wake the worker itself
 
     // Stop the service worker as Chrome does when it is idle.
-    const before = await worker();
+    const before = await ext.worker();
     await before.evaluate(() => {
       (globalThis as Record<string, unknown>)["__e2eMarker"] = true;
     });
     const polls = stub.calls("getInvestigation").length;
-    const cdp = await context.newCDPSession(page);
+    const cdp = await ext.context.newCDPSession(page);
     const { targetInfos } = await cdp.send("Target.getTargets");
-    const target = targetInfos.find((t) => t.type === "service_worker" && t.url.startsWith(`chrome-extension://${extensionId}/`));
+    const target = targetInfos.find((t) => t.type === "service_worker" && t.url.startsWith(`chrome-extension://${ext.id}/`));
     expect(target).toBeDefined();
     await cdp.send("Target.closeTarget", { targetId: target?.targetId ?? "" });
     const stoppedAt = Date.now();
@@ -255,9 +143,9 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
     timings["serviceWorkerRecoveryMs"] = Date.now() - stoppedAt;
     expect(texts.sort()).toEqual([LESSWRONG.confirmed.text, LESSWRONG.second.text].sort());
     expect(stub.calls("getInvestigation").length).toBeGreaterThan(polls);
-    expect(await (await worker()).evaluate(() => (globalThis as Record<string, unknown>)["__e2eMarker"] ?? "fresh")).toBe("fresh");
+    expect(await (await ext.worker()).evaluate(() => (globalThis as Record<string, unknown>)["__e2eMarker"] ?? "fresh")).toBe("fresh");
 
-    popup = await openPopup(tabId);
+    popup = await ext.openPopup(tabId);
     await popupState(popup, ["incorrect-claims"]);
     expect(await popup.locator(".headline").textContent()).toBe("2 incorrect claims found");
     await pointOnClaim(page, LESSWRONG.confirmed.text); // scrolls the claims into view
@@ -280,8 +168,8 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
   it("X: auto-investigate with the user's key on a dark page; the key goes on investigateNow only; in-page navigation", async () => {
     const stub = api.stub;
     if (stub === null) throw new Error("stub expected");
-    await setSettings(baseSettings({ apiKey: "", openaiApiKey: api.openaiKey, autoInvestigate: true }));
-    const { page, tabId } = await openPost(PAGES.x);
+    await ext.setSettings(baseSettings({ apiKey: "", openaiApiKey: api.openaiKey, autoInvestigate: true }));
+    const { page, tabId } = await ext.openPost(PAGES.x);
     const texts = await waitForHighlights(page, 1, "errata-claim-dark", 20_000);
     expect(texts.map(clean)).toEqual([X_POST.cable.text]);
     expect(await highlightTexts(page, "errata-claim")).toEqual([]);
@@ -298,7 +186,7 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
     expect(await tooltip.getAttribute("class")).toContain("theme-dark");
     await page.screenshot({ path: artifact("chromium-x-dark-tooltip.png") });
 
-    const popup = await openPopup(tabId);
+    const popup = await ext.openPopup(tabId);
     await popupState(popup, ["incorrect-claims"]);
 
     // In-page navigation to the parent post: annotations go, the new post is read (the stub fails it).
@@ -307,14 +195,14 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
     expect(await popup.locator("#state").textContent()).toContain("Could not check this post");
     expect(await highlightTexts(page, "errata-claim-dark")).toEqual([]);
     await popup.screenshot({ path: artifact("chromium-popup-error.png"), fullPage: true });
-    await setSettings(baseSettings());
+    await ext.setSettings(baseSettings());
     await popup.close();
     await page.close();
   });
 
   it("Wikipedia: a failed investigation, then Retry", async () => {
-    const { page, tabId } = await openPost(PAGES.climate);
-    const popup = await openPopup(tabId);
+    const { page, tabId } = await ext.openPost(PAGES.climate);
+    const popup = await ext.openPopup(tabId);
     await popupState(popup, ["not-investigated"]);
     await popup.locator("#investigate-now").click();
     await popupState(popup, ["failed"]);
@@ -330,23 +218,23 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
   it("Substack: clean; X with video: skipped without calling the API; upgrade required", async () => {
     const stub = api.stub;
     if (stub === null) throw new Error("stub expected");
-    const substack = await openPost(PAGES.substack);
-    const popup = await openPopup(substack.tabId);
+    const substack = await ext.openPost(PAGES.substack);
+    const popup = await ext.openPopup(substack.tabId);
     await popupState(popup, ["clean"]);
     expect(await popup.locator(".headline").textContent()).toBe("No issues found.");
     await popup.screenshot({ path: artifact("chromium-popup-clean.png"), fullPage: true });
     expect(await highlightTexts(substack.page)).toEqual([]);
 
     const registered = stub.calls("registerObservedVersion").length;
-    const video = await openPost(PAGES.xVideo);
-    const videoPopup = await openPopup(video.tabId);
+    const video = await ext.openPost(PAGES.xVideo);
+    const videoPopup = await ext.openPopup(video.tabId);
     await popupState(videoPopup, ["skipped"]);
     expect(await videoPopup.locator("#state").textContent()).toContain("posts with video or audio are not checked");
     await videoPopup.screenshot({ path: artifact("chromium-popup-skipped.png"), fullPage: true });
     expect(stub.calls("registerObservedVersion").length).toBe(registered);
     // The real Wikipedia article as saved carries audio players: skipped too.
-    const saved = await openPost(PAGES.einsteinAsSaved);
-    const savedPopup = await openPopup(saved.tabId);
+    const saved = await ext.openPost(PAGES.einsteinAsSaved);
+    const savedPopup = await ext.openPopup(saved.tabId);
     await popupState(savedPopup, ["skipped"]);
     expect(await savedPopup.locator("#state").textContent()).toContain("posts with video or audio are not checked");
     expect(stub.calls("registerObservedVersion").length).toBe(registered);
@@ -377,7 +265,7 @@ describe("Chromium anchoring speed", () => {
       target: "chrome121",
       logLevel: "silent",
     });
-    const page = await context.newPage();
+    const page = await ext.context.newPage();
     await page.goto(PAGES.einsteinAsSaved.url, { waitUntil: "domcontentloaded" });
     await page.addScriptTag({ content: bundle.outputFiles[0]?.text ?? "" });
     const claims = [
@@ -409,8 +297,8 @@ describe("Chromium anchoring speed", () => {
 
 describe("Chromium options page", () => {
   it("tests the connection with GET /health and validateSettings", async () => {
-    const options = await context.newPage();
-    await options.goto(`chrome-extension://${extensionId}/options/index.html`);
+    const options = await ext.context.newPage();
+    await options.goto(`chrome-extension://${ext.id}/options/index.html`);
     expect(await options.locator("#apiBaseUrl").inputValue()).toBe(api.url);
     await options.locator("#openaiApiKey").fill(REAL ? api.openaiKey : "sk-e2e-user-key");
     await options.locator("#test").click();

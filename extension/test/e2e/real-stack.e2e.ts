@@ -9,80 +9,19 @@
 // claims, which texts are drawn, what the tooltip and the panel say, and how
 // many investigations the provider was asked for.
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type BrowserContext, type Page, type Worker, chromium } from "playwright-core";
+import { writeFileSync } from "node:fs";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROME_BUILD, CHROMIUM_PATH, artifact, clean, requireFile, until } from "./harness";
-import { PAGES, PIXEL_PNG, type ServedPage, pageFor } from "./pages";
+import { ChromiumExtension, highlightTexts, pointOnClaim, popupState, waitForHighlights } from "./chromium-extension";
+import { artifact, clean } from "./harness";
+import { PAGES, type ServedPage } from "./pages";
 import { IS_REAL, REAL_API_URL, SCRIPT, type ScriptRule, approved, headline, investigations, rejected, rule, verdicts } from "./real-stack";
 
-let context: BrowserContext;
-let profile: string;
-let extensionId = "";
+let ext: ChromiumExtension;
 const timings: Record<string, number> = {};
 
-async function worker(): Promise<Worker> {
-  return until("the extension's service worker", async () =>
-    context.serviceWorkers().find((w) => w.url().startsWith(`chrome-extension://${extensionId}/`)),
-  );
-}
-
 async function setSettings(extra: Record<string, unknown> = {}): Promise<void> {
-  const settings = { apiBaseUrl: REAL_API_URL, apiKey: "", openaiApiKey: SCRIPT.apiKey, autoInvestigate: false, showHighlights: true, ...extra };
-  const sw = await worker();
-  await sw.evaluate(async (s) => {
-    await chrome.storage.local.set({ settings: s });
-  }, settings);
-}
-
-async function openPost(served: ServedPage): Promise<{ page: Page; tabId: number }> {
-  const page = await context.newPage();
-  await page.goto(served.url, { waitUntil: "domcontentloaded" });
-  const sw = await worker();
-  const tabId = await until(`the tab of ${served.url}`, () =>
-    sw.evaluate(async (u) => (await chrome.tabs.query({})).find((t) => t.url === u)?.id ?? null, served.url),
-  );
-  return { page, tabId };
-}
-
-async function openPopup(tabId: number): Promise<Page> {
-  const popup = await context.newPage();
-  await popup.setViewportSize({ width: 380, height: 640 });
-  await popup.goto(`chrome-extension://${extensionId}/popup/index.html?tabId=${tabId}`);
-  return popup;
-}
-
-async function popupState(popup: Page, states: string[], timeoutMs = 30_000): Promise<string> {
-  await popup.waitForFunction(
-    (wanted) => wanted.includes(document.getElementById("state")?.dataset["state"] ?? ""),
-    states,
-    { timeout: timeoutMs },
-  );
-  return (await popup.locator("#state").getAttribute("data-state")) ?? "";
-}
-
-async function highlightTexts(page: Page): Promise<string[]> {
-  return page.evaluate(() => [...(CSS.highlights.get("errata-claim") ?? [])].map((r) => (r as Range).toString()));
-}
-
-async function waitForHighlights(page: Page, count: number, timeoutMs = 30_000): Promise<string[]> {
-  await page.waitForFunction((c) => (CSS.highlights.get("errata-claim")?.size ?? 0) >= c, count, { timeout: timeoutMs });
-  return highlightTexts(page);
-}
-
-async function pointOnClaim(page: Page, text: string): Promise<{ x: number; y: number }> {
-  const point = await page.evaluate((t) => {
-    const normalize = (s: string) => s.replace(/\[[^\]]{1,40}\]/g, "").replace(/\s+/g, " ").trim();
-    const range = [...(CSS.highlights.get("errata-claim") ?? [])].find((r) => normalize((r as Range).toString()) === t) as Range | undefined;
-    if (range === undefined) return null;
-    range.startContainer.parentElement?.scrollIntoView({ block: "center" });
-    const rect = [...range.getClientRects()].find((r) => r.width > 4);
-    return rect === undefined ? null : { x: rect.left + Math.min(rect.width / 2, 24), y: rect.top + rect.height / 2 };
-  }, text);
-  if (point === null) throw new Error(`no highlighted range with text ${text}`);
-  return point;
+  await ext.setSettings({ apiBaseUrl: REAL_API_URL, apiKey: "", openaiApiKey: SCRIPT.apiKey, autoInvestigate: false, showHighlights: true, ...extra });
 }
 
 const sorted = (xs: string[]): string[] => [...xs].sort();
@@ -95,8 +34,8 @@ const sorted = (xs: string[]): string[] => [...xs].sort();
 async function investigateNow(served: ServedPage, r: ScriptRule | null, name: string): Promise<{ page: Page; tabId: number; popup: Page }> {
   const ruleName = r?.name ?? "";
   const before = investigations(ruleName).length;
-  const { page, tabId } = await openPost(served);
-  const popup = await openPopup(tabId);
+  const { page, tabId } = await ext.openPost(served);
+  const popup = await ext.openPopup(tabId);
   expect(await popupState(popup, ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"])).toBe("not-investigated");
   expect(await popup.locator("#state").textContent()).toContain("Not yet investigated.");
   await popup.screenshot({ path: artifact(`real-chromium-${name}-popup-not-investigated.png`), fullPage: true });
@@ -127,44 +66,22 @@ async function investigateNow(served: ServedPage, r: ScriptRule | null, name: st
 
 beforeAll(async () => {
   if (!IS_REAL) return;
-  requireFile(CHROMIUM_PATH, "Chromium");
-  requireFile(join(CHROME_BUILD, "manifest.json"), "the Chrome build");
   void PAGES.einstein.html;
-  profile = mkdtempSync(join(tmpdir(), "errata-e2e-real-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: [`--disable-extensions-except=${CHROME_BUILD}`, `--load-extension=${CHROME_BUILD}`, "--no-sandbox", "--no-first-run"],
-  });
-  // The saved pages at their real URLs; images get a pixel; nothing else leaves the machine.
-  await context.route(/^https?:\/\/(?!127\.0\.0\.1|localhost)/, async (route) => {
-    const served = pageFor(route.request().url());
-    if (served !== null && route.request().resourceType() === "document") {
-      await route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: served.html });
-    } else if (route.request().resourceType() === "image") {
-      await route.fulfill({ status: 200, contentType: "image/png", body: PIXEL_PNG });
-    } else {
-      await route.abort();
-    }
-  });
-  const sw = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
-  extensionId = new URL(sw.url()).host;
+  ext = await ChromiumExtension.launch("errata-e2e-real-chromium-");
   await setSettings();
 });
 
 afterAll(async () => {
   if (!IS_REAL) return;
   writeFileSync(artifact("real-chromium-timings.json"), `${JSON.stringify(timings, null, 2)}\n`);
-  await context?.close();
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
+  await ext?.close();
 });
 
 // Registered only against a real stack (npm run e2e starts one); the stub run covers the rest.
 (IS_REAL ? describe : describe.skip)("Chromium, against a real Errata stack with a scripted provider", () => {
   it("options: the connection test reaches the real API, and the API's key check asks the fake provider", async () => {
-    const options = await context.newPage();
-    await options.goto(`chrome-extension://${extensionId}/options/index.html`);
+    const options = await ext.context.newPage();
+    await options.goto(`chrome-extension://${ext.id}/options/index.html`);
     expect(await options.locator("#apiBaseUrl").inputValue()).toBe(REAL_API_URL);
     for (const [key, expected] of [
       [SCRIPT.apiKey, "OpenAI key: accepted by OpenAI."],
@@ -223,7 +140,7 @@ afterAll(async () => {
     // Reload: the cached result at once, no new investigation.
     await page.reload({ waitUntil: "domcontentloaded" });
     const reloadedAt = Date.now();
-    const again = await openPopup(tabId);
+    const again = await ext.openPopup(tabId);
     expect(await popupState(again, ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"])).toBe("incorrect-claims");
     expect(await again.locator(".headline").textContent()).toBe(headline(good.length));
     expect(sorted((await waitForHighlights(page, good.length)).map(clean))).toEqual(sorted(good.map((c) => c.text)));
