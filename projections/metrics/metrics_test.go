@@ -257,3 +257,37 @@ func TestPoisonRecordIsDeadLettered(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, recs[len(recs)-1].Offset+1, pos[recs[0].Topic][recs[0].Partition])
 }
+
+// DumpBelow(positions) is the state at exactly those positions: a copy fed
+// the whole log, dumped below the positions a partly fed copy recorded,
+// equals that copy's dump, and rows beyond them are left out.
+func TestDumpBelowPositions(t *testing.T) {
+	w := newWorkload(5, 60, 3)
+	all := newFixture(t, 0)
+	batches := w.batches(25, 4)
+	all.feed(t, batches)
+	part := newFixture(t, 0)
+	part.feed(t, batches[:len(batches)/2]) // a prefix of every partition
+
+	ctx := context.Background()
+	topics := []string{w.topics.Name(events.TopicPosts), w.topics.Name(events.TopicInvestigations)}
+	at, err := part.proj.Positions(ctx, topics)
+	require.NoError(t, err)
+	below := map[events.Topic]map[int32]int64{
+		events.TopicPosts:          at[w.topics.Name(events.TopicPosts)],
+		events.TopicInvestigations: at[w.topics.Name(events.TopicInvestigations)],
+	}
+	got, err := metrics.DumpBelow(ctx, all.conn, all.database, below)
+	require.NoError(t, err)
+	require.Equal(t, string(part.dump(t)), string(got))
+	require.NotEqual(t, string(all.dump(t)), string(got), "the later rows are left out")
+
+	full, err := all.proj.Positions(ctx, topics)
+	require.NoError(t, err)
+	got, err = metrics.DumpBelow(ctx, all.conn, all.database, map[events.Topic]map[int32]int64{
+		events.TopicPosts:          full[w.topics.Name(events.TopicPosts)],
+		events.TopicInvestigations: full[w.topics.Name(events.TopicInvestigations)],
+	})
+	require.NoError(t, err)
+	require.Equal(t, string(all.dump(t)), string(got), "below its own positions: everything")
+}
