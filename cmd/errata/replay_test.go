@@ -147,7 +147,10 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 			len(got["searchInvestigations"].(map[string]any)["investigations"].([]any)) == 1
 		return ok, string(mustJSON(t, map[string]any{"data": got, "errors": errs}))
 	})
-	before["publicInvestigation"] = true // the trail's JSON is compared by presence only
+	// The worker keeps completing the workload's requested investigations,
+	// so incidence may only grow from here.
+	totalBefore := before["publicMetrics"].(map[string]any)["totalInvestigatedPosts"].(float64)
+	require.Positive(t, totalBefore)
 
 	out := verify()
 	for _, name := range rebuildableNames() {
@@ -203,17 +206,18 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 	}
 
 	// The GraphQL readers (audit trail, search alias, metrics database)
-	// moved to generation 2 with the projectors: same answers.
+	// moved to generation 2 with the projectors: generation 1 is gone and
+	// they still answer.
 	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
 		got, errs := s.gql(t, public, map[string]any{"id": investigationID})
 		if len(errs) > 0 || got["publicInvestigation"] == nil {
 			return false, string(mustJSON(t, errs))
 		}
-		if got["publicInvestigation"].(map[string]any)["investigation"].(map[string]any)["auditTrail"] == nil {
-			return false, "no audit trail"
-		}
-		got["publicInvestigation"] = true
-		return string(mustJSON(t, got)) == string(mustJSON(t, before)), string(mustJSON(t, got))
+		trail := got["publicInvestigation"].(map[string]any)["investigation"].(map[string]any)["auditTrail"]
+		hits := got["searchInvestigations"].(map[string]any)["investigations"].([]any)
+		total := got["publicMetrics"].(map[string]any)["totalInvestigatedPosts"].(float64)
+		ok := trail != nil && len(hits) == 1 && hits[0].(map[string]any)["id"] == investigationID && total >= totalBefore
+		return ok, string(mustJSON(t, got))
 	})
 
 	// The API reads generation 2: generation 1 no longer exists.
