@@ -116,3 +116,27 @@ export function loadPage(name: string): PageFixture {
   }
   return page;
 }
+
+/** The register body OpenErrata's own extension sent for a saved page, and the versionHash it yields. */
+export interface ReferenceRegister {
+  description: string;
+  pageUrl: string;
+  expectedVersionHash: string;
+  requestBody: {
+    platform: string;
+    url: string;
+    observedContentText: string;
+    observedImageUrls: string[];
+    observedImageOccurrences: Array<{
+      originalIndex: number;
+      normalizedTextOffset: number;
+      sourceUrl: string;
+      captionText?: string;
+    }>;
+    metadata: Record<string, unknown> & { htmlContent?: string };
+  };
+}
+
+export function loadReferenceRegister(name: string): ReferenceRegister {
+  return readSharedJson<ReferenceRegister>(name);
+}

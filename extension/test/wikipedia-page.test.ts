@@ -78,7 +78,7 @@ describe("Wikipedia adapter on small pages", () => {
         revisionId: "1234567",
         displayTitle: "Ada Lovelace",
         lastModifiedAt: "2025-01-02T03:04:05.000Z",
-        htmlContent: '<div class="mw-parser-output"><p>Text of the article.</p></div>',
+        htmlContent: "<p>Text of the article.</p>", // the article's content, as the reference client sends it
       },
     });
   });
@@ -94,5 +94,57 @@ describe("Wikipedia adapter on small pages", () => {
     });
     const noId = CONFIG.replace('"wgArticleId":974', '"wgArticleId":0');
     expect(wikipediaAdapter.extract(domFor(wikiPage(noId), url))).toEqual({ kind: "not_ready", reason: "missing_identity" });
+  });
+});
+
+describe("Wikipedia adapter: captions and htmlContent read the pruned article", () => {
+  const url = "https://en.wikipedia.org/wiki/Ada_Lovelace";
+  const extract = (content: string) => {
+    const result = wikipediaAdapter.extract(domFor(wikiPage(CONFIG, `<div class="mw-parser-output">${content}</div>`), url));
+    if (result.kind !== "ready" || result.content.platform !== "WIKIPEDIA") throw new Error("not ready");
+    return result.content;
+  };
+
+  it("leaves citation markers, styles and hidden notes out of captions", () => {
+    const content = extract(
+      '<p>Lead.</p><figure typeof="mw:File/Thumb"><a href="/wiki/File:A.jpg"><img src="//upload.wikimedia.org/a.jpg" alt="Alt text"></a>' +
+        '<figcaption><style>.x{color:red}</style>Ada in 1840,<sup id="cite_ref-1" class="reference"><a href="#cite_note-1">[1]</a></sup> London' +
+        '<sup class="reference"><a href="#cite_note-2">[note 2]</a></sup><span class="noprint"> (edit)</span> x<sup>2</sup></figcaption></figure>' +
+        // A caption made of a marker only is empty once pruned: the alt text is the caption.
+        '<figure><img src="//upload.wikimedia.org/b.jpg" alt="Second"><figcaption><sup class="reference">[3]</sup></figcaption></figure>' +
+        // The first figcaption is a navbox's: the reference client pruned it, so the next one counts.
+        '<figure><img src="//upload.wikimedia.org/c.jpg"><figcaption class="navbox">Nav</figcaption><figcaption>Third</figcaption></figure>',
+    );
+    expect(content.imageOccurrences.map((o) => o.captionText)).toEqual(["Ada in 1840, London x2", "Second", "Third"]);
+    // The walk's text is unchanged: captions are text too, without the markers.
+    expect(content.contentText).toBe("Lead. Ada in 1840, London x2 Third");
+  });
+
+  it("sends the article without styles, citation markers, navboxes, edit links and appendix sections", () => {
+    const content = extract(
+      '<style>.a{}</style><p>Lead.<sup class="reference">[1]</sup> E = mc<sup>2</sup></p>\n' +
+        '<div class="mw-heading mw-heading2"><h2 id="Life">Life</h2><span class="mw-editsection">[edit]</span></div>\n' +
+        '<p>Born.</p><div class="navbox">Nav</div>\n' +
+        '<div class="mw-heading mw-heading2"><h2 id="Notes">Notes</h2><span class="mw-editsection">[edit]</span></div>\n' +
+        '<p>Note one.</p>\n<div class="mw-heading mw-heading3"><h3>Sub</h3></div><p>Still notes.</p>\n' +
+        '<div class="mw-heading mw-heading2"><h2 id="See_also">See also</h2></div>\n<ul><li>Babbage</li></ul>\n' +
+        "<h2>References</h2><ol><li>Ref.</li></ol><!-- parser report -->\n",
+    );
+    expect(content.metadata.htmlContent).toBe(
+      '<p>Lead. E = mc<sup>2</sup></p>\n<div class="mw-heading mw-heading2"><h2 id="Life">Life</h2></div>\n<p>Born.</p>\n' +
+        '\n\n\n<div class="mw-heading mw-heading2"><h2 id="See_also">See also</h2></div>\n<ul><li>Babbage</li></ul>\n<!-- parser report -->\n',
+    );
+    expect(content.contentText).toBe("Lead. E = mc2 Life Born. See also Babbage");
+  });
+
+  it("leaves the page's own DOM as it was", () => {
+    const document = domFor(
+      wikiPage(CONFIG, '<div class="mw-parser-output"><p>A.<sup class="reference">[1]</sup></p><h2>Notes</h2><p>N.</p></div>'),
+      url,
+    );
+    const before = document.body.innerHTML;
+    const result = wikipediaAdapter.extract(document);
+    expect(result.kind === "ready" && result.content.metadata).toMatchObject({ htmlContent: "<p>A.</p>" });
+    expect(document.body.innerHTML).toBe(before);
   });
 });

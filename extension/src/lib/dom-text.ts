@@ -166,6 +166,8 @@ export interface ExtractContentOptions {
   baseUrl: string;
   /** Whether an <img> counts as a post image (emoji, avatars and icons do not). */
   isContentImage?: (image: Element) => boolean;
+  /** Elements left out of captions, as if removed from the page (see imageCaption). */
+  captionExcludes?: (element: Element) => boolean;
 }
 
 /** The absolute http(s) URL of an image's src, or null for missing, data: and malformed ones. */
@@ -180,10 +182,59 @@ export function resolveImageUrl(raw: string | null, baseUrl: string): string | n
   }
 }
 
-/** An image's caption: its figure's figcaption, else its alt text, else its title. */
-export function imageCaption(image: Element): string | undefined {
-  const figcaption = image.closest("figure")?.querySelector("figcaption");
-  const candidates = [figcaption?.textContent, image.getAttribute("alt"), image.getAttribute("title")];
+/**
+ * The textContent of an element as it reads once every descendant that
+ * `excluded` names has been removed (without one, plain textContent).
+ */
+function textWithout(element: Element, excluded: ((element: Element) => boolean) | undefined): string {
+  if (excluded === undefined) return element.textContent ?? "";
+  let text = "";
+  const stack: Node[] = [element];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === undefined) break;
+    if (node.nodeType === TEXT_NODE) {
+      text += (node as Text).data;
+      continue;
+    }
+    if (node.nodeType !== ELEMENT_NODE || (node !== element && excluded(node as Element))) continue;
+    const children = node.childNodes;
+    for (let i = children.length - 1; i >= 0; i -= 1) {
+      const child = children[i];
+      if (child !== undefined) stack.push(child);
+    }
+  }
+  return text;
+}
+
+/** Whether element, or an ancestor of it below scope, is excluded. */
+function excludedWithin(element: Element, scope: Element, excluded: (element: Element) => boolean): boolean {
+  for (let e: Element | null = element; e !== null && e !== scope; e = e.parentElement) {
+    if (excluded(e)) return true;
+  }
+  return false;
+}
+
+/**
+ * An image's caption: its figure's figcaption, else its alt text, else its
+ * title. With `excluded`, the caption is read as if the elements it names
+ * were removed from the page first (Wikipedia's citation markers, styles):
+ * the first figcaption that is not itself removed, without the removed
+ * descendants.
+ */
+export function imageCaption(image: Element, excluded?: (element: Element) => boolean): string | undefined {
+  const figure = image.closest("figure");
+  const figcaption =
+    figure === null
+      ? undefined
+      : Array.from(figure.querySelectorAll("figcaption")).find(
+          (f) => excluded === undefined || !excludedWithin(f, figure, excluded),
+        );
+  const candidates = [
+    figcaption === undefined ? undefined : textWithout(figcaption, excluded),
+    image.getAttribute("alt"),
+    image.getAttribute("title"),
+  ];
   for (const candidate of candidates) {
     const caption = normalizeContent(candidate ?? "");
     if (caption.length > 0) return caption;
@@ -205,7 +256,7 @@ export function extractContent(root: Node, options: ExtractContentOptions): Extr
       if (options.isContentImage !== undefined && !options.isContentImage(element)) return;
       const sourceUrl = resolveImageUrl(element.getAttribute("src"), options.baseUrl);
       if (sourceUrl === null) return;
-      found.push({ rawBefore, sourceUrl, captionText: imageCaption(element) });
+      found.push({ rawBefore, sourceUrl, captionText: imageCaption(element, options.captionExcludes) });
     },
   });
   const contentText = normalizeContent(raw);

@@ -84,6 +84,15 @@ function isExcludedElement(element: Element, tokens: readonly string[]): boolean
 }
 
 /**
+ * Whether an element is never article prose, whatever section it is in:
+ * script, style and noscript, citation markers (sup.reference) and the
+ * non-article classes (navboxes, edit links, reference lists, ...).
+ */
+export function isExcludedWikipediaElement(element: Element): boolean {
+  return isExcludedElement(element, classTokens(element));
+}
+
+/**
  * Stateful document-order filter: once an excluded section heading is seen,
  * everything is skipped until a heading of the same or a higher level (a
  * smaller number) starts the next section. Use a fresh instance per walk.
@@ -105,4 +114,57 @@ export class WikipediaTextFilter implements TextFilter {
     }
     return this.skipLevel > 0 || isExcludedElement(element, tokens);
   }
+}
+
+/** The section heading an element of a section's sibling run starts, if any (see sectionHeading). */
+function sectionHeadingOf(element: Element): { level: number; title: Element } | null {
+  return sectionHeading(element, classTokens(element));
+}
+
+/**
+ * A copy of the article as the reference client prunes it before it reads
+ * captions and serializes htmlContent: every excluded element (see
+ * isExcludedWikipediaElement) is removed, then every excluded section: its
+ * heading (or the mw-heading wrapper around it) and the element siblings
+ * that follow, up to the next heading of the same or a higher level. Only
+ * elements go; the whitespace and comments between them stay. The page's
+ * own DOM is never touched (the copy is detached: its images are the
+ * page's, already loaded, and MediaWiki's players preload nothing).
+ */
+export function pruneWikipediaArticle(root: Element): Element {
+  const copy = root.cloneNode(true) as Element;
+
+  // Excluded elements, top-most first: a removed subtree is not visited.
+  const stack: Element[] = Array.from(copy.children).reverse();
+  while (stack.length > 0) {
+    const element = stack.pop();
+    if (element === undefined) break;
+    if (isExcludedWikipediaElement(element)) {
+      element.remove();
+      continue;
+    }
+    const children = element.children;
+    for (let i = children.length - 1; i >= 0; i -= 1) {
+      const child = children[i];
+      if (child !== undefined) stack.push(child);
+    }
+  }
+
+  // Excluded sections, in document order; a heading removed with an earlier section is skipped.
+  for (const heading of Array.from(copy.querySelectorAll("h2, h3, h4, h5, h6"))) {
+    if (!copy.contains(heading)) continue;
+    const level = headingLevel(heading);
+    if (!isExcludedWikipediaSection(heading.textContent ?? "")) continue;
+    const parent = heading.parentElement;
+    const wrapper = parent !== null && parent !== copy ? sectionHeadingOf(parent) : null;
+    let cursor: Element | null = wrapper !== null && wrapper.title === heading ? (parent as Element) : heading;
+    while (cursor !== null) {
+      const next: Element | null = cursor.nextElementSibling;
+      cursor.remove();
+      const nextHeading = next === null ? null : sectionHeadingOf(next);
+      if (nextHeading !== null && nextHeading.level <= level) break;
+      cursor = next;
+    }
+  }
+  return copy;
 }

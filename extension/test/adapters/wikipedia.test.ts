@@ -5,10 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { wikipediaAdapter } from "../../src/content/adapters/wikipedia";
 import { computeVersionIdentity, canonicalizeOccurrences } from "../../src/lib/hash";
-import { utf16Length, wordCount } from "../../src/lib/normalize";
-import { buildRegisterInput } from "../../src/lib/platform";
+import { htmlToNormalizedText } from "../../src/lib/dom-text";
+import { utf16Length, utf8ByteLength, wordCount } from "../../src/lib/normalize";
+import { MAX_OPTIONAL_HTML_BYTES, buildRegisterInput } from "../../src/lib/platform";
 import { skipReasonFor } from "../../src/lib/skip";
-import { domFor } from "../dom";
+import { blankDocument, domFor } from "../dom";
 import { loadGolden, loadPage, readSharedFixture } from "../fixtures";
 
 const wikipediaGolden = loadGolden().filter((g) => g.platform === "WIKIPEDIA");
@@ -46,8 +47,16 @@ describe("wikipedia adapter on saved pages", () => {
         revisionId: g.revisionId,
       });
       expect(content.metadata.displayTitle).toBe(g.sourceUrl?.split("/wiki/")[1]?.replace(/_/g, " "));
-      // Far above 256 KiB, so the optional HTML stays home.
-      expect(content.metadata.htmlContent).toBeUndefined();
+      // The pruned article (no styles, citation markers, navboxes or appendix
+      // sections) fits under 256 KiB although the rendered one is 0.8-1.1 MB;
+      // the server reads the same text from it.
+      const html = content.metadata.htmlContent ?? "";
+      expect(utf8ByteLength(html)).toBeGreaterThan(100_000);
+      expect(utf8ByteLength(html)).toBeLessThanOrEqual(MAX_OPTIONAL_HTML_BYTES);
+      expect(utf8ByteLength(wikipediaAdapter.getContentRoot(document)?.outerHTML ?? "")).toBeGreaterThan(800_000);
+      expect(html).not.toMatch(/<style\b|<sup[^>]*class="[^"]*\breference\b|class="[^"]*\bnavbox\b|class="[^"]*\bmw-editsection\b/);
+      expect(html).not.toMatch(/<h2[^>]*>(?:References|Sources|External links|Further reading|Notes|Citations|Bibliography)<\/h2>/);
+      expect(htmlToNormalizedText(html, "WIKIPEDIA", blankDocument())).toBe(content.contentText);
 
       // Images: valid occurrences on this very text (the server re-checks them).
       expect(content.imageOccurrences.length).toBeGreaterThan(0);

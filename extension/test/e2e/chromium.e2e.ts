@@ -10,7 +10,9 @@ import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLIMATE, EINSTEIN, LESSWRONG, X_POST } from "./claims";
 import { ChromiumExtension, highlightTexts, pointOnClaim, popupState, waitForHighlights } from "./chromium-extension";
-import { type ApiUnderTest, EXTENSION_DIR, artifact, clean, startApi } from "./harness";
+import { computeVersionIdentity } from "../../src/lib/hash";
+import { loadReferenceRegister } from "../fixtures";
+import { type ApiUnderTest, EXTENSION_DIR, artifact, clean, startApi, until } from "./harness";
 import { PAGES } from "./pages";
 
 let api: ApiUnderTest;
@@ -212,6 +214,23 @@ if (!REAL) describe("Chromium, against the contract stub", () => {
     await popupState(popup, ["incorrect-claims"], 20_000);
     expect((await waitForHighlights(page, 1)).map(clean)).toEqual([CLIMATE.deserts.text]);
     await popup.close();
+    await page.close();
+  });
+
+  it("Wikipedia: the body sent for the trimmed Einstein article is the one OpenErrata's extension sends", async () => {
+    const stub = api.stub;
+    if (stub === null) throw new Error("stub expected");
+    const reference = loadReferenceRegister("wikipedia-albert-einstein-trimmed.reference-extension-register.json");
+    const { page } = await ext.openPost(PAGES.einsteinReference);
+    const sent = await until("the registration of the reference page", async () =>
+      stub.calls("registerObservedVersion").find((c) => (c.input as { url?: string }).url === PAGES.einsteinReference.url),
+    );
+    // Only the address differs: the same text, images, captions and pruned HTML, serialized by Chromium.
+    expect({ ...(sent.input as object), url: reference.pageUrl }).toEqual(reference.requestBody);
+    const body = sent.input as typeof reference.requestBody;
+    const id = await computeVersionIdentity(body.observedContentText, body.observedImageOccurrences);
+    expect(id.versionHash).toBe(reference.expectedVersionHash);
+    expect(id.versionHash).toBe("d513a0e949ec4f4210e8bbfeaecc03472a0178c4485a495be5d0871eba9b1877");
     await page.close();
   });
 

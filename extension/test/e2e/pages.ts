@@ -18,7 +18,7 @@ import { WORD_COUNT_LIMIT, wordCount } from "../../src/lib/normalize";
 import { skipReasonFor } from "../../src/lib/skip";
 import { normalizedTextOf } from "../../src/lib/dom-text";
 import { WikipediaTextFilter } from "../../src/lib/wikipedia-filter";
-import { loadPage } from "../fixtures";
+import { loadPage, readSharedFixture } from "../fixtures";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -110,6 +110,15 @@ export const PAGES = {
   /** The unmodified saved article (audio, 15,000 words): skipped. */
   einsteinAsSaved: { url: (einstein.sourceUrl ?? "").replace("://en.wikipedia", "://en.m.wikipedia"), html: einstein.html },
   climate: served(climate.sourceUrl ?? "", () => withinLimits(climate.html, climate.sourceUrl ?? "")),
+  /**
+   * The trimmed Einstein article OpenErrata's own extension registered
+   * (…trimmed.reference-extension-register.json), at an address of its own
+   * (the page's config names Albert_Einstein, as at the article URL).
+   */
+  einsteinReference: {
+    url: "https://en.wikipedia.org/wiki/Albert_Einstein_(reference_client_copy)",
+    html: readSharedFixture("wikipedia-albert-einstein-trimmed.html"),
+  },
   lesswrong: {
     url: lesswrong.postUrl ?? "",
     html: lesswrongShell(lesswrong.html, lesswrong.postUrl ?? "", "Did Claude 3 Opus align itself via gradient hacking?"),
