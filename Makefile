@@ -8,7 +8,7 @@ BIN      := bin/errata
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: up down status build test test-unit test-extension bench lint logs
+.PHONY: up down status build test test-unit test-extension test-faults bench lint logs
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/errata
@@ -20,7 +20,8 @@ up: build
 	@echo "Errata is up:"
 	@echo "  API            http://127.0.0.1:8080  (GET /health, POST /trpc/post.*, POST /graphql)"
 	@echo "  explorer       http://127.0.0.1:8080/graphiql"
-	@echo "  worker health  http://127.0.0.1:8081/health"
+	@echo "  API metrics    http://127.0.0.1:9090/metrics"
+	@echo "  worker health  http://127.0.0.1:8081/health  (and /metrics)"
 	@echo "  logs           .local/logs/   (make logs)"
 	@echo "  stop           make down"
 
@@ -43,6 +44,15 @@ test: build
 	cd extension && npm ci --no-audit --no-fund && npm test && npm run build && npm run lint:firefox && npm run e2e
 	@echo "fault tests (they restart the shared Kafka broker, so they run alone):"
 	ERRATA_INTEGRATION=1 ERRATA_FAULT_TESTS=1 $(GO) test $(GOFLAGS) -count=1 -timeout 10m -run 'Restart' ./cmd/errata/
+	$(MAKE) test-faults
+
+# The cluster fault test (deploy/faults, 3-8 minutes): a three-broker Kafka
+# cluster on its own ports (deploy/local/cluster), two APIs and two workers
+# under load; brokers, workers and APIs are killed with SIGKILL and restarted;
+# it prints the load held, the faults and what was lost or duplicated.
+test-faults: build
+	deploy/local/up
+	ERRATA_INTEGRATION=1 ERRATA_CLUSTER_FAULT_TESTS=1 $(GO) test $(GOFLAGS) -count=1 -v -timeout 20m -run '^TestClusterFaults$$' ./deploy/faults/
 
 # Unit tests only (integration tests skip without ERRATA_INTEGRATION=1).
 test-unit:

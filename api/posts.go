@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
@@ -39,6 +40,10 @@ func (s *Server) registerObservedVersion(c *fiber.Ctx, path string) (any, error)
 	// version. The event is durable either way; on timeout the projection is
 	// lagging and the caller still gets the deterministic id.
 	pos := reg.Position
+	if s.backlog != nil {
+		s.backlog.Add(serving.VersionRef{PostVersionID: reg.PostVersionID, PostID: events.PostID(reg.Platform, reg.ExternalID),
+			Platform: reg.Platform, ExternalID: reg.ExternalID, Partition: pos.Partition, Offset: pos.Offset})
+	}
 	if err := s.watermark.WaitFor(ctx, pos.Topic, pos.Partition, pos.Offset, s.cfg.ReadYourWritesTimeout); err != nil {
 		if !errors.Is(err, pgproj.ErrWatermarkTimeout) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
@@ -66,20 +71,82 @@ func (s *Server) recordViewAndGetStatus(c *fiber.Ctx, path string) (any, error) 
 		return nil, newError(CodeBadRequest, "postVersionId: must be an id returned by registerObservedVersion")
 	}
 	ctx := c.UserContext()
-	v, err := s.reader.VersionStatusByID(ctx, in.PostVersionID)
-	if errors.Is(err, serving.ErrNotFound) {
-		// Never registered: nothing to count.
-		return notInvestigated{InvestigationState: stateNotInvestigated}, nil
-	}
+	status, ref, found, err := s.locate(ctx, in.PostVersionID)
 	if err != nil {
 		return nil, err
+	}
+	if !found {
+		// Never registered: nothing to count.
+		return notInvestigated{InvestigationState: stateNotInvestigated}, nil
 	}
 	caller, err := s.caller(c)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.ingest.RecordView(ctx, v.PostID, v.ID, v.Platform, v.ExternalID, caller); err != nil {
+	if _, err := s.ingest.RecordView(ctx, ref.PostID, ref.PostVersionID, ref.Platform, ref.ExternalID, caller); err != nil {
 		return nil, err
 	}
-	return statusOf(v), nil
+	return status, nil
+}
+
+// Backlog knows the registrations on the log that the serving projection
+// has not applied yet (serving.Backlog).
+type Backlog interface {
+	// Lookup finds a registered version the projection lacks; found is
+	// false when none was on the log when the lookup began.
+	Lookup(ctx context.Context, postVersionID string) (ref serving.VersionRef, found bool, err error)
+	// Add records a registration this process appended.
+	Add(ref serving.VersionRef)
+}
+
+// WithBacklog makes recordViewAndGetStatus count views of versions the
+// serving projection has not applied yet. Without it such views are lost
+// while the projection lags.
+func WithBacklog(b Backlog) Option {
+	return func(s *Server) { s.backlog = b }
+}
+
+// locate finds the version a view is of, with the status to answer: in the
+// serving projection, or else among the registrations on the log it has not
+// applied yet. A view keyed by the version's post lands after the
+// registration in the same partition, so the projector counts it once the
+// registration is applied, however late; until then nothing is known of an
+// investigation of the version (NOT_INVESTIGATED).
+func (s *Server) locate(ctx context.Context, id string) (status any, ref serving.VersionRef, found bool, err error) {
+	v, err := s.reader.VersionStatusByID(ctx, id)
+	if err == nil {
+		return statusOf(v), refOf(v), true, nil
+	}
+	if !errors.Is(err, serving.ErrNotFound) || s.backlog == nil {
+		return nil, serving.VersionRef{}, false, ignoreNotFound(err)
+	}
+	ref, found, err = s.backlog.Lookup(ctx, id)
+	switch {
+	case errors.Is(err, serving.ErrBacklogBehind):
+		s.log.Warn("view not recorded: registrations not read up to the end of the log in time",
+			"post_version_id", id, "err", err)
+		return nil, serving.VersionRef{}, false, nil
+	case err != nil:
+		return nil, serving.VersionRef{}, false, err
+	case found:
+		return notInvestigated{InvestigationState: stateNotInvestigated}, ref, true, nil
+	}
+	// The backlog drops a registration once the projection has applied it,
+	// so the projection may have the version since the first read.
+	v, err = s.reader.VersionStatusByID(ctx, id)
+	if err != nil {
+		return nil, serving.VersionRef{}, false, ignoreNotFound(err)
+	}
+	return statusOf(v), refOf(v), true, nil
+}
+
+func refOf(v serving.VersionStatus) serving.VersionRef {
+	return serving.VersionRef{PostVersionID: v.ID, PostID: v.PostID, Platform: v.Platform, ExternalID: v.ExternalID}
+}
+
+func ignoreNotFound(err error) error {
+	if errors.Is(err, serving.ErrNotFound) {
+		return nil
+	}
+	return err
 }

@@ -60,11 +60,9 @@ func (s *Server) validateSettings(c *fiber.Ctx, path string) (any, error) {
 	return settingsOutput{InstanceAPIKeyAccepted: accepted, OpenAIAPIKeyStatus: status, OpenAIAPIKeyMessage: msg}, nil
 }
 
-// Limits of batchStatus.
-const (
-	MaxBatchStatusPosts = 100
-	maxExternalIDBytes  = ingest.MaxShortField
-)
+// MaxBatchStatusPosts bounds a batchStatus call; each externalId is
+// checked as registerObservedVersion checks it (ingest.CheckExternalID).
+const MaxBatchStatusPosts = 100
 
 var versionHashFormat = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -115,14 +113,14 @@ func parseBatchStatusInput(raw []byte, present bool) ([]serving.BatchKey, error)
 			return nil, newError(CodeBadRequest, field("platform")+": must be one of "+strings.Join(events.Platforms, ", "))
 		case p.ExternalID == nil:
 			return nil, newError(CodeBadRequest, field("externalId")+": required")
-		case *p.ExternalID == "":
-			return nil, newError(CodeBadRequest, field("externalId")+": must not be empty")
-		case len(*p.ExternalID) > maxExternalIDBytes:
-			return nil, newError(CodeBadRequest, fmt.Sprintf("%s: longer than %d bytes", field("externalId"), maxExternalIDBytes))
 		case p.VersionHash == nil:
 			return nil, newError(CodeBadRequest, field("versionHash")+": required")
 		case !versionHashFormat.MatchString(*p.VersionHash):
 			return nil, newError(CodeBadRequest, field("versionHash")+": must be 64 lowercase hex characters")
+		}
+		// A NUL would reach the query and fail it (an internal error).
+		if err := ingest.CheckExternalID(field("externalId"), *p.ExternalID); err != nil {
+			return nil, err
 		}
 		keys[i] = serving.BatchKey{Platform: *p.Platform, ExternalID: *p.ExternalID, VersionHash: *p.VersionHash}
 	}

@@ -376,6 +376,10 @@ func TestBatchStatusRejectsBadInput(t *testing.T) {
 		{"empty externalId", map[string]any{"posts": []any{post(func(m map[string]any) { m["externalId"] = "" })}}, "BAD_REQUEST", "posts[0].externalId: must not be empty"},
 		{"missing externalId", map[string]any{"posts": []any{post(func(m map[string]any) { delete(m, "externalId") })}}, "BAD_REQUEST", "posts[0].externalId: required"},
 		{"numeric externalId", map[string]any{"posts": []any{post(func(m map[string]any) { m["externalId"] = 1 })}}, "BAD_REQUEST", "expected string"},
+		// A NUL reached the Postgres query and answered 500.
+		{"NUL in externalId", map[string]any{"posts": []any{post(nil), post(func(m map[string]any) { m["externalId"] = "a\x00b" })}}, "BAD_REQUEST", "posts[1].externalId: must not contain NUL (U+0000)"},
+		{"escaped NUL in externalId", `{"posts":[{"platform":"X","externalId":"a\u0000b","versionHash":"` + hash64('a') + `"}]}`, "BAD_REQUEST", "posts[0].externalId: must not contain NUL (U+0000)"},
+		{"257-character externalId", map[string]any{"posts": []any{post(func(m map[string]any) { m["externalId"] = strings.Repeat("1", 257) })}}, "BAD_REQUEST", "posts[0].externalId: longer than 256 characters (got 257)"},
 		{"uppercase hash", map[string]any{"posts": []any{post(func(m map[string]any) { m["versionHash"] = hash64('A') })}}, "BAD_REQUEST", "posts[0].versionHash: must be 64 lowercase hex characters"},
 		{"short hash", map[string]any{"posts": []any{post(func(m map[string]any) { m["versionHash"] = "abc" })}}, "BAD_REQUEST", "posts[0].versionHash"},
 		{"missing hash", map[string]any{"posts": []any{post(func(m map[string]any) { delete(m, "versionHash") })}}, "BAD_REQUEST", "posts[0].versionHash: required"},

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/errata-dev/errata/internal/ratelimit"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/projections/serving"
@@ -65,7 +67,23 @@ type Config struct {
 	OpenAIBaseURL string
 	// OpenAIKeyCheckTimeout bounds that check; zero means 5 s.
 	OpenAIKeyCheckTimeout time.Duration
+	// RateLimit rations the tRPC procedures per client, one token a call
+	// (nil: no limit).
+	RateLimit *ratelimit.Limiter
+	// ReadTimeout bounds reading one request, line, headers and body: a
+	// client that trickles them gets 408 and is disconnected. Zero means
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no next
+	// request for this long. Zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
+
+// Defaults of Config's HTTP timeouts.
+const (
+	DefaultReadTimeout = 30 * time.Second
+	DefaultIdleTimeout = 120 * time.Second
+)
 
 // Server is the HTTP API.
 type Server struct {
@@ -78,10 +96,19 @@ type Server struct {
 	openai     *openAIChecker
 	requester  Requester
 	invReader  InvestigationReader
+	backlog    Backlog
 	log        *slog.Logger
 	app        *fiber.App
 	// mounts add middleware and routes before the built-in ones (WithRoutes).
 	mounts []func(app *fiber.App)
+	// listenerWraps wrap the listener of Listen and Serve (WithListener).
+	listenerWraps []func(net.Listener) net.Listener
+}
+
+// WithListener wraps the listener Listen and Serve accept connections on
+// (the request log keeps each connection's request line: ops.RequestLines).
+func WithListener(wrap func(net.Listener) net.Listener) Option {
+	return func(s *Server) { s.listenerWraps = append(s.listenerWraps, wrap) }
 }
 
 // WithRoutes lets another surface (public GraphQL, metrics) register its
@@ -105,16 +132,24 @@ func New(cfg Config, in Ingest, reader Reader, wm Watermark, hasher *ingest.Hash
 	for _, o := range opts {
 		o(s)
 	}
+	readTimeout, idleTimeout := cfg.ReadTimeout, cfg.IdleTimeout
+	if readTimeout <= 0 {
+		readTimeout = DefaultReadTimeout
+	}
+	if idleTimeout <= 0 {
+		idleTimeout = DefaultIdleTimeout
+	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "errata",
 		BodyLimit:             MaxBodyBytes,
 		ReadBufferSize:        MaxHeaderBytes,
 		DisableStartupMessage: true,
-		ReadTimeout:           30 * time.Second,
+		ReadTimeout:           readTimeout,
 		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           120 * time.Second,
+		IdleTimeout:           idleTimeout,
 		ErrorHandler:          s.handleFiberError,
 	})
+	hardenServer(s.app.Server())
 	s.routes()
 	return s, nil
 }
@@ -124,8 +159,21 @@ func (s *Server) App() *fiber.App { return s.app }
 
 // Listen serves on addr until ctx is done, then shuts down gracefully.
 func (s *Server) Listen(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve answers the connections of ln (through the WithListener wrappers)
+// until ctx is done, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	for _, wrap := range s.listenerWraps {
+		ln = wrap(ln)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- s.app.Listen(addr) }()
+	go func() { errc <- s.app.Listener(ln) }()
 	select {
 	case err := <-errc:
 		return err
@@ -137,6 +185,9 @@ func (s *Server) Listen(ctx context.Context, addr string) error {
 func (s *Server) routes() {
 	for _, m := range s.mounts {
 		m(s.app)
+	}
+	if s.cfg.RateLimit != nil {
+		s.app.Use("/trpc", s.limitProcedures)
 	}
 	s.app.Get("/health", s.health)
 	s.app.Post("/trpc/post.registerObservedVersion", s.procedure("post.registerObservedVersion", s.registerObservedVersion))
@@ -200,21 +251,35 @@ func (s *Server) classify(c *fiber.Ctx, path string, err error) *Error {
 	}
 }
 
-// handleFiberError renders errors raised before a handler runs (body too
-// large, unknown route, malformed request) as tRPC envelopes.
+// handleFiberError renders errors raised before a handler runs as tRPC
+// envelopes with their real status: the HTTP server's own (request too
+// slow, body or headers too large, malformed or ambiguously framed; fiber
+// maps them to *fiber.Error) and the router's (unknown route). They are
+// the client's doing and logged by the request log (internal/ops), not
+// here; only what no case covers is logged as an error.
 func (s *Server) handleFiberError(c *fiber.Ctx, err error) error {
 	path := strings.TrimPrefix(c.Path(), "/trpc/")
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
-		switch fe.Code {
-		case fiber.StatusRequestEntityTooLarge:
+		switch {
+		case fe.Code == fiber.StatusRequestEntityTooLarge:
 			return writeError(c, path, newError(CodePayloadTooLarge, fmt.Sprintf("request body exceeds %d bytes", MaxBodyBytes)))
-		case fiber.StatusRequestHeaderFieldsTooLarge:
+		case fe.Code == fiber.StatusRequestHeaderFieldsTooLarge:
 			return writeError(c, path, newError(CodePayloadTooLarge, fmt.Sprintf("request line and headers exceed %d bytes", MaxHeaderBytes)))
-		case fiber.StatusNotFound, fiber.StatusMethodNotAllowed:
+		case fe.Code == fiber.StatusNotFound, fe.Code == fiber.StatusMethodNotAllowed:
 			return writeError(c, path, newError(CodeNotFound, "not found"))
-		case fiber.StatusBadRequest:
-			return writeError(c, path, newError(CodeBadRequest, fe.Message))
+		case fe.Code == fiber.StatusRequestTimeout:
+			return writeError(c, path, newError(CodeTimeout, "the request was not received in time"))
+		case fe.Code == fiber.StatusBadGateway:
+			// fiber's status for a network error while reading the request:
+			// the client's connection failed, nothing upstream did.
+			return writeError(c, path, newError(CodeBadRequest, "the request could not be read"))
+		case fe.Code >= 400 && fe.Code < 500:
+			// Malformed or ambiguous requests, and client errors raised by
+			// middleware, under the code of their status (BAD_REQUEST when
+			// tRPC has none). The server's error texts never quote the
+			// request (SecureErrorLogMessage).
+			return writeError(c, path, newError(codeOfStatus(fe.Code), fe.Message))
 		}
 	}
 	s.log.Error("unhandled error", "path", c.Path(), "err", err)
@@ -227,7 +292,9 @@ func (s *Server) handleFiberError(c *fiber.Ctx, err error) error {
 func (s *Server) caller(c *fiber.Ctx) (ingest.Caller, error) {
 	ip := s.clientIP(c)
 	corr := c.Get("x-request-id")
-	if corr == "" || len(corr) > 128 {
+	// The correlation id is stored with every event: short printable ASCII
+	// only (as internal/ops accepts request ids), else a fresh one.
+	if corr == "" || len(corr) > 128 || strings.ContainsFunc(corr, func(r rune) bool { return r <= ' ' || r > '~' }) {
 		corr = uuid.NewString()
 	}
 	caller := ingest.Caller{
@@ -249,16 +316,9 @@ func (s *Server) caller(c *fiber.Ctx) (ingest.Caller, error) {
 // clientIP is the address reported by the trusted proxy header (its last
 // entry: the one the proxy itself appended) or else the socket address.
 func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
-	if h := s.cfg.TrustedProxyHeader; h != "" {
-		if v := c.Get(h); v != "" {
-			parts := strings.Split(v, ",")
-			if ip, err := netip.ParseAddr(strings.TrimSpace(parts[len(parts)-1])); err == nil {
-				return ip
-			}
-		}
+	socket, ok := netip.AddrFromSlice(c.Context().RemoteIP())
+	if !ok {
+		socket = netip.IPv4Unspecified()
 	}
-	if ip, ok := netip.AddrFromSlice(c.Context().RemoteIP()); ok {
-		return ip
-	}
-	return netip.IPv4Unspecified()
+	return ClientAddr(s.cfg.TrustedProxyHeader, func(h string) string { return c.Get(h) }, socket)
 }

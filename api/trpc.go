@@ -15,6 +15,7 @@ const (
 	CodeForbidden           Code = "FORBIDDEN"
 	CodeNotFound            Code = "NOT_FOUND"
 	CodePreconditionFailed  Code = "PRECONDITION_FAILED"
+	CodeTimeout             Code = "TIMEOUT"
 	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
 	CodeTooManyRequests     Code = "TOO_MANY_REQUESTS"
 	CodeInternalServerError Code = "INTERNAL_SERVER_ERROR"
@@ -30,9 +31,27 @@ var codeNumbers = map[Code]struct {
 	CodeForbidden:           {-32003, 403},
 	CodeNotFound:            {-32004, 404},
 	CodePreconditionFailed:  {-32012, 412},
+	CodeTimeout:             {-32008, 408},
 	CodePayloadTooLarge:     {-32013, 413},
 	CodeTooManyRequests:     {-32029, 429},
 	CodeInternalServerError: {-32603, 500},
+}
+
+// codeOfStatus is the code whose HTTP status is status; BAD_REQUEST for a
+// 4xx status no code has, INTERNAL_SERVER_ERROR for any other.
+func codeOfStatus(status int) Code {
+	if status == 400 {
+		return CodeBadRequest
+	}
+	for code, n := range codeNumbers {
+		if n.http == status {
+			return code
+		}
+	}
+	if status >= 400 && status < 500 {
+		return CodeBadRequest
+	}
+	return CodeInternalServerError
 }
 
 // Error is a procedure failure rendered as a tRPC error envelope.

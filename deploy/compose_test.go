@@ -3,6 +3,7 @@ package deploy
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -177,24 +178,28 @@ func TestComposePortsBindLoopbackOnly(t *testing.T) {
 	}
 
 	tests := []struct {
-		service   string
-		published string
-		target    uint32
+		service string
+		// ports are "published:target" pairs.
+		ports []string
 	}{
-		{"kafka", "19092", 19092},
-		{"postgres", "15432", 5432},
-		{"elasticsearch", "19200", 9200},
-		{"clickhouse", "18123", 8123},
-		{"api", "8080", 8080},
+		{"kafka", []string{"19092:19092"}},
+		{"postgres", []string{"15432:5432"}},
+		{"elasticsearch", []string{"19200:9200"}},
+		{"clickhouse", []string{"18123:8123"}},
+		// The API, and its /metrics on a port of its own.
+		{"api", []string{"8080:8080", "9090:9090"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.service, func(t *testing.T) {
-			ports := service(t, p, tt.service).Ports
-			require.Len(t, ports, 1)
-			require.Equal(t, tt.published, ports[0].Published)
-			require.Equal(t, tt.target, ports[0].Target)
+			var got []string
+			for _, port := range service(t, p, tt.service).Ports {
+				got = append(got, fmt.Sprintf("%s:%d", port.Published, port.Target))
+			}
+			require.Equal(t, tt.ports, got)
 		})
 	}
+	require.Equal(t, "0.0.0.0:9090", env(t, service(t, p, "api"), "ERRATA_API_METRICS_ADDR"))
+	require.NotContains(t, service(t, p, "worker").Environment, "ERRATA_API_METRICS_ADDR", "the worker's /metrics is on its health port")
 	for _, name := range []string{"migrate", "topics", "worker"} {
 		require.Emptyf(t, service(t, p, name).Ports, "%s publishes no port", name)
 	}

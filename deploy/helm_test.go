@@ -269,13 +269,17 @@ func TestHelmTemplateDefaults(t *testing.T) {
 	require.Equal(t, 2, *api.Spec.Replicas)
 	c := api.pod().Containers[0]
 	require.Equal(t, []string{"serve"}, c.Args)
+	require.Len(t, c.Ports, 2)
 	require.Equal(t, "http", c.Ports[0].Name)
 	require.Equal(t, 8080, c.Ports[0].ContainerPort)
+	require.Equal(t, "metrics", c.Ports[1].Name, "/metrics has its own port")
+	require.Equal(t, 9090, c.Ports[1].ContainerPort)
 	require.Equal(t, "/livez", c.LivenessProbe.HTTPGet.Path)
 	require.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
 	require.Equal(t, "http", c.ReadinessProbe.HTTPGet.Port)
 	env := envOf(c)
 	require.Equal(t, "0.0.0.0:8080", env["ERRATA_HTTP_ADDR"].Value)
+	require.Equal(t, "0.0.0.0:9090", env["ERRATA_API_METRICS_ADDR"].Value)
 	require.Equal(t, "kafka:9092", env["ERRATA_KAFKA_BROKERS"].Value)
 	require.Equal(t, "errata-postgres", env["ERRATA_DATABASE_URL"].ValueFrom.SecretKeyRef.Name)
 	require.Equal(t, "url", env["ERRATA_DATABASE_URL"].ValueFrom.SecretKeyRef.Key)
@@ -284,6 +288,7 @@ func TestHelmTemplateDefaults(t *testing.T) {
 	require.NotContains(t, env, "ERRATA_KEYSTORE_KEYS")
 	require.Equal(t, "rel-errata", api.pod().ServiceAccountName)
 	svc := objs["Service/rel-errata-api"]
+	require.Len(t, svc.Spec.Ports, 1, "the public Service carries the API only, never /metrics")
 	require.Equal(t, "http", svc.Spec.Ports[0].TargetPort)
 
 	for name, want := range map[string][]string{
@@ -328,6 +333,7 @@ func TestHelmTemplateProduction(t *testing.T) {
 		"Job/rel-errata-migrate",
 		"PodMonitor/rel-errata-workers",
 		"Service/rel-errata-api",
+		"Service/rel-errata-api-metrics",
 		"ServiceAccount/errata-prod",
 		"ServiceMonitor/rel-errata-api",
 	}, keys(objs))
@@ -373,6 +379,15 @@ func TestHelmTemplateProduction(t *testing.T) {
 		objs["Deployment/rel-errata-worker-read-models"].pod().Containers[0].Args)
 	require.Equal(t, "0 * * * *", objs["CronJob/rel-errata-selector"].Spec.Schedule)
 	require.Equal(t, "release", keyOf(objs["ServiceMonitor/rel-errata-api"].Metadata.Labels, "prometheus"))
+	// The ServiceMonitor scrapes the metrics port through its own ClusterIP
+	// Service; the public Service has the API port alone.
+	require.Len(t, objs["Service/rel-errata-api"].Spec.Ports, 1)
+	require.Equal(t, "http", objs["Service/rel-errata-api"].Spec.Ports[0].TargetPort)
+	metricsSvc := objs["Service/rel-errata-api-metrics"]
+	require.Equal(t, "api-metrics", metricsSvc.Metadata.Labels["app.kubernetes.io/component"])
+	require.Len(t, metricsSvc.Spec.Ports, 1)
+	require.Equal(t, "metrics", metricsSvc.Spec.Ports[0].TargetPort)
+	require.Equal(t, 9090, metricsSvc.Spec.Ports[0].Port)
 }
 
 // keyOf returns the key holding value in m.
@@ -416,6 +431,8 @@ func TestHelmTemplateRejectsBadValues(t *testing.T) {
 		{"postgres.existingSecret=", "postgres.existingSecret is required"},
 		{"config.PATH=/bin", "only ERRATA_* and OPENAI_* settings belong in config"},
 		{"workers[0].name=Bad_Name", "is not a DNS label"},
+		{"api.metricsPort=8080", "api.metricsPort must differ from api.port"},
+		{"monitoring.serviceMonitor.enabled=true,api.metricsPort=0", "monitoring.serviceMonitor needs api.metricsPort"},
 	} {
 		out, err := runHelm(t, "template", helmRelease, chartDir, "--set", tc.set)
 		require.Error(t, err, tc.set)

@@ -562,6 +562,14 @@ type InvestigationKeyAttachedV1 struct {
 	ExpiresAt       string `json:"expires_at"`
 }
 
+// KeyAttachedEventID is the id of the event recording one attached key
+// (the key store's row: its encryption key id and expiry). A request
+// retried after a failed append records the same key again: the same id
+// makes every copy one event to every reader.
+func KeyAttachedEventID(investigationID, keyID, expiresAt string) string {
+	return derive("key-attached", investigationID, keyID, expiresAt)
+}
+
 // EventType implements Payload.
 func (InvestigationKeyAttachedV1) EventType() string { return TypeInvestigationKeyAttachedV1 }
 

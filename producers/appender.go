@@ -57,6 +57,14 @@ func (a *Appender) NewEventAt(p events.Payload, at time.Time, correlationID, cau
 	})
 }
 
+// NewEventWithID is NewEventAt with the event id given: for an event that
+// may be appended more than once (a request retried after a failed append)
+// and must then be recognised as one event, its id derives from what it
+// records.
+func (a *Appender) NewEventWithID(p events.Payload, id string, at time.Time, correlationID, causationID string) (events.Event, error) {
+	return a.registry.New(p, events.Meta{ID: id, Time: at, CorrelationID: correlationID, CausationID: causationID})
+}
+
 // Append appends events in order and returns their positions.
 func (a *Appender) Append(ctx context.Context, evs ...events.Event) ([]Position, error) {
 	if len(evs) == 0 {

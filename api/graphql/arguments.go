@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	gqlgen "github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/errata-dev/errata/producers/ingest"
+	"github.com/errata-dev/errata/projections/search"
 )
 
-// argumentCheck refuses an operation whose searchInvestigations arguments
-// are out of range before any field of it executes, so a bad page request
-// never half-runs an operation that also asks for other fields.
+// argumentCheck refuses an operation whose arguments are unusable before
+// any field of it executes, so a bad page request never half-runs an
+// operation that also asks for other fields: searchInvestigations' ranges,
+// and every String and ID argument (checkString).
 type argumentCheck struct{}
 
 var _ interface {
@@ -30,11 +36,26 @@ func (argumentCheck) MutateOperationContext(_ context.Context, oc *gqlgen.Operat
 		return nil
 	}
 	var gerr *gqlerror.Error
+	refuse := func(f *ast.Field, err error) bool {
+		gerr = refused(gqlerror.ErrorPosf(f.Position, "%s", err.Error()), codeBadUserInput)
+		gerr.Path = ast.Path{ast.PathName(f.Alias)}
+		return false
+	}
 	eachRootField(oc.Operation.SelectionSet, oc.Doc, map[string]bool{}, func(f *ast.Field) bool {
-		if f.Name != "searchInvestigations" || f.Definition == nil {
+		if f.Definition == nil {
 			return true
 		}
 		args := f.ArgumentMap(oc.Variables)
+		for _, def := range f.Definition.Arguments {
+			if v, ok := args[def.Name].(string); ok {
+				if err := checkString(f.Name, def.Name, v); err != nil {
+					return refuse(f, err)
+				}
+			}
+		}
+		if f.Name != "searchInvestigations" {
+			return true
+		}
 		var limit, offset, minClaims *int
 		for name, dst := range map[string]**int{"limit": &limit, "offset": &offset, "minClaimCount": &minClaims} {
 			n, ok := intArg(args[name])
@@ -43,13 +64,41 @@ func (argumentCheck) MutateOperationContext(_ context.Context, oc *gqlgen.Operat
 			}
 		}
 		if err := checkSearchArguments(limit, offset, minClaims, timeArg(args["checkedAfter"]), timeArg(args["checkedBefore"])); err != nil {
-			gerr = gqlerror.ErrorPosf(f.Position, "%s", err.Error())
-			gerr.Path = ast.Path{ast.PathName(f.Alias)}
-			return false
+			return refuse(f, err)
 		}
 		return true
 	})
 	return gerr
+}
+
+// Longest String and ID arguments, in characters. An externalId longer than
+// registration accepts can never be found; the search text is bounded by
+// the index query; the other arguments are ids (UUIDs have 36 characters).
+var maxArgumentChars = map[string]int{
+	"externalId": ingest.MaxExternalIDChars,
+	"query":      search.MaxTextRunes,
+}
+
+const maxIDChars = 64
+
+// checkString refuses what no store can take or hold: invalid UTF-8 (a GET
+// query string can carry raw bytes), NUL (Postgres refuses it in text; the
+// document's "\u0000" escape produces it), and values longer than any
+// stored one.
+func checkString(field, arg, v string) error {
+	limit, ok := maxArgumentChars[arg]
+	if !ok {
+		limit = maxIDChars
+	}
+	switch {
+	case !utf8.ValidString(v):
+		return fmt.Errorf("%s: argument %s is not valid UTF-8", field, arg)
+	case strings.IndexByte(v, 0) >= 0:
+		return fmt.Errorf("%s: argument %s must not contain NUL (U+0000)", field, arg)
+	case utf8.RuneCountInString(v) > limit:
+		return fmt.Errorf("%s: argument %s is longer than %d characters", field, arg, limit)
+	}
+	return nil
 }
 
 // eachRootField calls fn with every field selected at the operation's

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,11 +41,18 @@ var checked = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 // fakeServing is a serving reader over fixed rows that counts its queries.
 type fakeServing struct {
 	claimQueries, authorQueries atomic.Int32
+	investigationQueries        atomic.Int32 // PublicInvestigation
+	postQueries                 atomic.Int32 // PublicPostInvestigations (two queries on Postgres)
 	claimKeys                   [][]string
 	mu                          sync.Mutex
 }
 
 func (f *fakeServing) PublicInvestigation(_ context.Context, id string) (serving.PublicInvestigation, error) {
+	f.investigationQueries.Add(1)
+	return f.investigation(id)
+}
+
+func (f *fakeServing) investigation(id string) (serving.PublicInvestigation, error) {
 	if id != invA {
 		return serving.PublicInvestigation{}, serving.ErrNotFound
 	}
@@ -55,10 +63,11 @@ func (f *fakeServing) PublicInvestigation(_ context.Context, id string) (serving
 }
 
 func (f *fakeServing) PublicPostInvestigations(_ context.Context, platform, externalID string) (serving.PublicPost, []serving.PublicInvestigation, error) {
+	f.postQueries.Add(1)
 	if platform != "LESSWRONG" || externalID != "abc123" {
 		return serving.PublicPost{}, nil, serving.ErrNotFound
 	}
-	a, _ := f.PublicInvestigation(context.Background(), invA)
+	a, _ := f.investigation(invA)
 	b := a
 	b.ID, b.ClaimCount, b.ContentHash, b.Provenance, b.ServerVerifiedAt = invB, 0, "beef", "CLIENT_FALLBACK", nil
 	return serving.PublicPost{ID: postA, Platform: "LESSWRONG", ExternalID: "abc123", URL: a.URL}, []serving.PublicInvestigation{a, b}, nil
@@ -94,14 +103,26 @@ func (f *fakeServing) AuthorsOfPosts(_ context.Context, ids []string) (map[strin
 
 type fakeSearch struct {
 	calls atomic.Int32
+	mu    sync.Mutex
 	last  search.Query
+	// delay is how long each search takes (it stops at the context's end).
+	delay time.Duration
 }
 
-func (f *fakeSearch) Search(_ context.Context, q search.Query) (search.Result, error) {
+func (f *fakeSearch) Search(ctx context.Context, q search.Query) (search.Result, error) {
 	f.calls.Add(1)
+	f.mu.Lock()
 	f.last = q
+	f.mu.Unlock()
 	if q.Text == "bad" {
 		return search.Result{}, search.ErrInvalidQuery
+	}
+	if f.delay > 0 {
+		select {
+		case <-time.After(f.delay):
+		case <-ctx.Done():
+			return search.Result{}, fmt.Errorf("search: %w", ctx.Err())
+		}
 	}
 	return search.Result{Total: 3, HasMore: q.Offset+q.Limit < 3, Hits: []search.Hit{{
 		InvestigationID: invA, PostID: postA, ContentHash: "c0ffee", CheckedAt: checked, Platform: "LESSWRONG",
@@ -114,21 +135,25 @@ func (f *fakeSearch) Search(_ context.Context, q search.Query) (search.Result, e
 
 type fakeMetrics struct {
 	calls atomic.Int32
+	mu    sync.Mutex
 	last  metrics.Filter
 }
 
 func (f *fakeMetrics) Incidence(_ context.Context, fl metrics.Filter) (metrics.Incidence, error) {
 	f.calls.Add(1)
+	f.mu.Lock()
 	f.last = fl
+	f.mu.Unlock()
 	if fl.AuthorID == "bad" {
 		return metrics.Incidence{}, metrics.ErrInvalidFilter
 	}
 	return metrics.Incidence{TotalInvestigatedPosts: 8, InvestigatedPostsWithFlags: 2, FactCheckIncidence: 0.25}, nil
 }
 
-type fakeTrails struct{}
+type fakeTrails struct{ calls atomic.Int32 }
 
-func (fakeTrails) Trail(_ context.Context, id string) (*audit.Trail, error) {
+func (f *fakeTrails) Trail(_ context.Context, id string) (*audit.Trail, error) {
+	f.calls.Add(1)
 	if id != invA {
 		return nil, nil
 	}
@@ -139,15 +164,33 @@ type rig struct {
 	serving *fakeServing
 	search  *fakeSearch
 	metrics *fakeMetrics
+	trails  *fakeTrails
 	srv     *httptest.Server
 }
 
-func newRig(t *testing.T) *rig {
+// storeQueries counts every read of a store: Postgres (postInvestigations
+// reads twice), the search index, ClickHouse, the audit projection.
+func (r *rig) storeQueries() int {
+	return int(r.serving.investigationQueries.Load() + 2*r.serving.postQueries.Load() + r.serving.claimQueries.Load() +
+		r.serving.authorQueries.Load() + r.search.calls.Load() + r.metrics.calls.Load() + r.trails.calls.Load())
+}
+
+func newRig(t *testing.T) *rig { return newRigWith(t, rigOptions{}) }
+
+type rigOptions struct {
+	handler graphql.Options
+	// searchDelay is how long every search takes.
+	searchDelay time.Duration
+	// batchWait is the loaders' wait (default 2 ms).
+	batchWait time.Duration
+}
+
+func newRigWith(t *testing.T, o rigOptions) *rig {
 	t.Helper()
-	r := &rig{serving: &fakeServing{}, search: &fakeSearch{}, metrics: &fakeMetrics{}}
-	res := graphql.NewResolver(graphql.Deps{Serving: r.serving, Search: r.search, Metrics: r.metrics, Trails: fakeTrails{}})
+	r := &rig{serving: &fakeServing{}, search: &fakeSearch{delay: o.searchDelay}, metrics: &fakeMetrics{}, trails: &fakeTrails{}}
+	res := graphql.NewResolver(graphql.Deps{Serving: r.serving, Search: r.search, Metrics: r.metrics, Trails: r.trails, BatchWait: o.batchWait})
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graphql.NewHandler(res))
+	mux.Handle("/graphql", graphql.NewHandler(res, o.handler))
 	mux.Handle("/graphiql", graphql.ExplorerHandler(nil))
 	mux.Handle("/graphiql/", graphql.ExplorerHandler(nil))
 	r.srv = httptest.NewServer(mux)

@@ -103,8 +103,13 @@ func (r *Resolver) loadersOf(ctx context.Context) *loaders {
 	return r.withLoaders(ctx).Value(loadersKey{}).(*loaders)
 }
 
-// internal logs err and returns the error the client sees: no details.
+// internal logs err and returns the error the client sees: no details. A
+// request that ran out of time says so (and is no server error).
 func (r *Resolver) internal(ctx context.Context, what string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		r.d.Log.WarnContext(ctx, "graphql request out of time", "field", what, "err", err)
+		return gqlerror.Errorf("%s was stopped: the request took longer than its time limit", what)
+	}
 	r.d.Log.ErrorContext(ctx, "graphql resolver failed", "field", what, "err", err)
 	return gqlerror.Errorf("%s is unavailable right now; try again later", what)
 }

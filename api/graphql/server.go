@@ -23,12 +23,14 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// Limits of one operation.
+// Limits of one operation (see also limits.go: document size, store
+// fields, time, rate).
 const (
 	// MaxDepth bounds the nesting of selections (introspection excepted).
 	MaxDepth = 8
 	// MaxComplexity bounds the estimated cost: one per field, list fields
-	// multiplied by the number of items they can return.
+	// multiplied by the number of items they can return, plus
+	// storeFieldCost per field that reads a store.
 	MaxComplexity = 2000
 	// CacheMaxAge is how long GET (persisted) query answers may be cached.
 	CacheMaxAge = 30 * time.Second
@@ -39,30 +41,46 @@ const (
 
 // NewHandler returns the GraphQL endpoint as a net/http handler: POST and
 // GET (GET for persisted and cacheable queries), automatic persisted
-// queries, depth and complexity limits, per-request batching loaders,
-// caching headers. No subscriptions.
-func NewHandler(r *Resolver) http.Handler {
+// queries, document, depth, complexity and store-field limits, a deadline
+// per request, per-client rate limits (o.RateLimit), per-request batching
+// loaders, caching headers. No subscriptions.
+func NewHandler(r *Resolver, o Options) http.Handler {
+	registerRefusals()
 	cfg := Config{Resolvers: r}
 	cfg.Complexity.Query.SearchInvestigations = func(child int, _ *string, _ *Platform, limit, _ *int, _ *string, _ *ContentProvenance, _ *int, _, _ *time.Time) int {
 		n := 20
 		if limit != nil && *limit > 0 {
 			n = *limit
 		}
-		return 1 + n*child
+		return storeFieldCost + 1 + n*child
 	}
 	cfg.Complexity.Query.PostInvestigations = func(child int, _ Platform, _ string) int {
-		return 1 + postInvestigationsEstimate*child
+		return storeFieldCost + 1 + postInvestigationsEstimate*child
 	}
+	cfg.Complexity.Query.PublicInvestigation = func(child int, _ string) int { return storeFieldCost + 1 + child }
+	cfg.Complexity.Query.PublicMetrics = func(child int, _ *Platform, _ *string, _, _ *time.Time) int {
+		return storeFieldCost + 1 + child
+	}
+	cfg.Complexity.PublicInvestigation.AuditTrail = func(child int) int { return storeFieldCost + 1 + child }
+	queries := lru.New[*ast.QueryDocument](1000)
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetQueryCache(queries)
+	srv.SetParserTokenLimit(MaxTokens)
+	// Before persisted queries: nothing oversized is ever stored.
+	srv.Use(documentLimit{validated: queries})
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	srv.Use(storeFieldLimit{})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxDepth})
 	srv.Use(argumentCheck{})
+	if o.RateLimit != nil {
+		// Last: only an operation that passed every check is charged.
+		srv.Use(costCharge{limiter: o.RateLimit})
+	}
 	srv.AroundOperations(func(ctx context.Context, next gqlgen.OperationHandler) gqlgen.ResponseHandler {
 		return next(r.withLoaders(ctx))
 	})
@@ -70,7 +88,7 @@ func NewHandler(r *Resolver) http.Handler {
 		r.d.Log.ErrorContext(ctx, "graphql panic", "err", fmt.Sprint(err))
 		return gqlerror.Errorf("internal error")
 	})
-	return caching(srv)
+	return caching(bounded(srv, o))
 }
 
 // depthLimit refuses operations nested deeper than max.
@@ -88,7 +106,7 @@ func (d depthLimit) MutateOperationContext(_ context.Context, oc *gqlgen.Operati
 		return nil
 	}
 	if depth := selectionDepth(oc.Operation.SelectionSet, oc.Doc, 0, map[string]bool{}); depth > d.max {
-		return gqlerror.Errorf("operation is nested %d levels deep; at most %d are allowed", depth, d.max)
+		return refused(gqlerror.Errorf("operation is nested %d levels deep; at most %d are allowed", depth, d.max), codeTooDeep)
 	}
 	return nil
 }

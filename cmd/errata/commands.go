@@ -88,9 +88,14 @@ func serveCmd() *cobra.Command {
 				defer closeFn()
 				opts = append(opts, opt)
 			}
+			procedureLimit, err := tRPCRateLimit(e.cfg)
+			if err != nil {
+				return err
+			}
 			srv, err := api.New(api.Config{
 				MinExtensionVersion:   e.cfg.MinExtensionVersion,
 				TrustedProxyHeader:    e.cfg.TrustedProxyHeader,
+				RateLimit:             procedureLimit,
 				ReadYourWritesTimeout: e.cfg.ReadYourWritesTimeout,
 				OpenAIBaseURL:         e.cfg.OpenAIBaseURL,
 			}, ingest.NewService(appender, ingestOpts...), reader,
@@ -151,7 +156,7 @@ func migrateCmd() *cobra.Command {
 func topicsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "topics",
-		Short: "Create the event topics (retention forever) and the dead-letter topic",
+		Short: "Create the event topics (retention forever; ERRATA_KAFKA_REPLICATION_FACTOR, _MIN_INSYNC_REPLICAS) and the dead-letter topic",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			e, err := loadEnv("topics")
@@ -163,7 +168,11 @@ func topicsCmd() *cobra.Command {
 				return err
 			}
 			defer cl.Close()
-			specs := kafka.EventTopicSpecs(e.registry, e.topics, int32(e.cfg.TopicPartitions))
+			specs, err := kafka.Replicated(kafka.EventTopicSpecs(e.registry, e.topics, int32(e.cfg.TopicPartitions)),
+				e.cfg.KafkaReplicationFactor, e.cfg.KafkaMinInsyncReplicas)
+			if err != nil {
+				return err
+			}
 			return kafka.EnsureTopics(ctx, cl, e.log, specs)
 		},
 	}

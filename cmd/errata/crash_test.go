@@ -154,6 +154,9 @@ func newWorkerRig(t *testing.T, ctx context.Context, ipCap int, extraEnv ...stri
 		"ERRATA_WORKER_HTTP_ADDR=127.0.0.1:0",
 		"ERRATA_KAFKA_SESSION_TIMEOUT=6s",
 		fmt.Sprintf("ERRATA_VIEW_IP_RANGE_DAILY_CAP=%d", ipCap),
+		// These tests load the API from one loopback client and poll it;
+		// the limits have their own test (ratelimit_test.go).
+		"ERRATA_RATE_LIMIT=off",
 	}, extraEnv...)
 	for _, sub := range []string{"config", "migrate"} {
 		cmd := exec.CommandContext(ctx, binary, sub)

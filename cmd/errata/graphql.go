@@ -33,6 +33,12 @@ func newGraphQL(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, fu
 		closeMetrics()
 		return nil, nil, err
 	}
+	limit, err := graphQLRateLimit(e.cfg)
+	if err != nil {
+		closeTrails()
+		closeMetrics()
+		return nil, nil, err
+	}
 	log := e.log.With("component", "graphql")
 	h := adaptor.HTTPHandler(graphql.NewHandler(graphql.NewResolver(graphql.Deps{
 		Serving: serving.NewReader(pool),
@@ -40,7 +46,7 @@ func newGraphQL(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, fu
 		Metrics: metricsReader,
 		Trails:  trails,
 		Log:     log,
-	})))
+	}), graphql.Options{RateLimit: limit, ClientKey: api.ClientKeyOfRequest(e.cfg.TrustedProxyHeader)}))
 	explorer := adaptor.HTTPHandler(graphql.ExplorerHandler(log))
 	mount := func(app *fiber.App) {
 		app.Get("/graphql", h)

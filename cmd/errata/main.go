@@ -55,6 +55,7 @@ func run() error {
 		projectionsCmd(),
 		benchCmd(),
 		auditCmd(),
+		deadlettersCmd(),
 	)
 	return root.ExecuteContext(ctx)
 }

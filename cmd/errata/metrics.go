@@ -143,7 +143,7 @@ func newMetricsRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 	}
 	group := e.cfg.TopicPrefix + "projector." + metrics.ProjectorName
 	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
-	proj := metrics.NewProjector(conn, e.registry, dl, e.cfg.MetricsInsertRows, e.log)
+	proj := metrics.NewProjector(conn, e.registry, e.topics, dl, e.cfg.MetricsInsertRows, e.log)
 	r, err := kafka.NewRunner(kafka.RunnerConfig{
 		Brokers:        e.cfg.KafkaBrokers,
 		Group:          group,
@@ -185,7 +185,7 @@ func (metricsRebuild) open(ctx context.Context, e *env, gen int64) (kafka.Handle
 		_ = conn.Close()
 		return nil, nil, nil, err
 	}
-	proj := metrics.NewProjector(conn, e.registry, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
+	proj := metrics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
 	return proj, proj, func() { _ = conn.Close() }, nil
 }
 
@@ -229,7 +229,7 @@ func (metricsRebuild) positions(ctx context.Context, e *env, gen int64) (replay.
 		return nil, err
 	}
 	defer conn.Close()
-	at, err := metrics.NewProjector(conn, e.registry, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log).Positions(ctx, metricsTopics(e))
+	at, err := metrics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log).Positions(ctx, metricsTopics(e))
 	return replay.Offsets(at), err
 }
 
@@ -242,7 +242,7 @@ func (metricsRebuild) checksum(ctx context.Context, e *env, gen int64, w io.Writ
 		return nil, nil, err
 	}
 	defer conn.Close()
-	proj := metrics.NewProjector(conn, e.registry, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
+	proj := metrics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
 	topics := metricsTopics(e)
 	at, err := proj.Positions(ctx, topics)
 	if err != nil {

@@ -109,9 +109,10 @@ func newAdminClient(e *env) (*kgo.Client, error) {
 	return kafka.NewClient(e.cfg.KafkaBrokers, kgo.RetryTimeout(readinessTimeout))
 }
 
-// newAPIObservability mounts /metrics, /livez, /readyz and the request
-// middleware on the API. Its /metrics adds the lag of every Errata
-// consumer group and investigations by state.
+// newAPIObservability mounts /livez, /readyz and the request log on the
+// API, and serves its /metrics on the operator's ERRATA_API_METRICS_ADDR
+// (never on the public listener). Its /metrics adds the lag of every
+// Errata consumer group and investigations by state.
 func newAPIObservability(_ context.Context, e *env, pool *pgxpool.Pool) (api.Option, func(), error) {
 	m := e.metrics()
 	cl, err := newAdminClient(e)
@@ -119,37 +120,57 @@ func newAPIObservability(_ context.Context, e *env, pool *pgxpool.Pool) (api.Opt
 		return nil, nil, err
 	}
 	groups := consumerGroups(e, projectorNames(), stageNames)
+	// A stopped or lagging projector degrades the API (it serves stale
+	// reads) without making it unready.
+	projections := ops.NewProjections(kadm.NewClient(cl), projectorGroups(e), int64(e.cfg.ProjectionLagDegraded))
 	m.reg.MustRegister(
 		metrics.NewLagCollector(kadm.NewClient(cl), func() []string { return groups }, metrics.LagOptions{}, e.log),
 		metrics.NewInvestigationsCollector(serving.NewReader(pool).InvestigationsByStatus, metrics.LagOptions{}, e.log),
+		projections.Collector(),
 	)
 	// The public GraphQL surface reads the search index and the metrics store.
 	_, graphql := apiExtensions["graphql"]
-	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool)}, storeChecks(e, graphql, graphql)...)
+	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool), projections.Check()}, storeChecks(e, graphql, graphql)...)
 	ready := ops.NewReadiness(checks, readinessTimeout, e.log)
-	mw := ops.Middleware(m.http, e.log)
-	return api.WithRoutes(func(app *fiber.App) { ops.Mount(app, mw, m.reg, ready, e.log) }), cl.Close, nil
+	stopMetrics, err := serveAPIMetrics(e, m.reg)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	mount := api.WithRoutes(func(app *fiber.App) { ops.Mount(app, m.http, ready, e.log) })
+	lines := api.WithListener(ops.RequestLines)
+	return func(s *api.Server) { mount(s); lines(s) }, func() { stopMetrics(); cl.Close() }, nil
 }
 
 // serveWorkerHealth serves the worker's /health, /livez, /readyz (Kafka,
-// Postgres, and the stores of the projectors it runs) and /metrics
-// (throughput, lag of its own groups, model tokens and cost).
-func serveWorkerHealth(ctx context.Context, e *env, projectors, stages []string) error {
+// Postgres, the stores of the projectors it runs, and each projector and
+// stage: see workerHealth) and /metrics (throughput, lag of its own
+// groups, model tokens and cost).
+func serveWorkerHealth(ctx context.Context, e *env, projectors, stages []string, health *workerHealth) error {
 	m := e.metrics()
 	cl, err := newAdminClient(e)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	// A lazy pool: Postgres being down at start-up fails the readiness
+	// check, not the worker.
+	pcfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, e.cfg.ServingSchema)
 	if err != nil {
 		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
 	}
 	defer pool.Close()
 	groups := consumerGroups(e, projectors, stages)
 	m.reg.MustRegister(metrics.NewLagCollector(kadm.NewClient(cl), func() []string { return groups }, metrics.LagOptions{}, e.log))
 	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool)},
 		storeChecks(e, slices.Contains(projectors, "search"), slices.Contains(projectors, "metrics"))...)
+	// Each projector and stage: unready while stopped, or retrying a
+	// failure for longer than stuckAfter.
+	checks = append(checks, health.checks()...)
 	srv := &http.Server{Addr: e.cfg.WorkerHTTPAddr, Handler: ops.Mux(m.reg, ops.NewReadiness(checks, readinessTimeout, e.log), e.log),
 		ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)

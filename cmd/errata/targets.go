@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 	"github.com/errata-dev/errata/projections/targets"
@@ -105,29 +107,65 @@ func (e *env) followingPool(ctx context.Context, projection, base string) (*pgxp
 	return pool, nil
 }
 
+// Restart backoff of a projector that stopped or could not be started.
+const (
+	restartBackoff    = time.Second
+	restartMaxBackoff = time.Minute
+)
+
 // superviseProjector runs the projector name on its active generation and,
 // when a replay switches the projection, stops it and starts it again on
 // the new generation (whose stored positions continue where the replay
 // stopped). The factory reads the generation with generationOf(ctx).
-func superviseProjector(ctx context.Context, e *env, name string, factory projectorFactory) error {
+//
+// A projector's failure never ends the worker: a runner retries failing
+// batches itself (see kafka.Runner), and when one stops for good (a fatal
+// fetch error) or cannot be started (a store down at start-up), the
+// supervisor reports it to health (the worker's /readyz then fails, naming
+// it) and starts it again with capped exponential backoff. It returns only
+// when ctx ends (nil) or the control schema cannot even be configured.
+func superviseProjector(ctx context.Context, e *env, name string, factory projectorFactory, health *workerHealth) error {
 	control, err := e.controlPool(ctx)
 	if err != nil {
 		return err
 	}
 	defer control.Close()
 	store := targets.New(control)
-	for {
+	check := projectorCheckName(name)
+	health.watch(check)
+	failures := 0
+	fail := func(err error) bool {
+		failures++
+		health.stopped(check, err)
+		delay := kafka.Backoff(restartBackoff, restartMaxBackoff, failures)
+		e.log.Error("projector down; restarting", "projector", name, "attempt", failures, "delay", delay, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(delay):
+			return true
+		}
+	}
+	for ctx.Err() == nil {
 		t, err := store.Active(ctx, name)
 		if err != nil {
-			return err
+			if !fail(err) {
+				return nil
+			}
+			continue
 		}
 		runCtx, stop := context.WithCancel(withGeneration(ctx, t.Generation))
 		r, closeFn, err := factory(runCtx, e)
 		if err != nil {
 			stop()
-			return fmt.Errorf("projector %s generation %d: %w", name, t.Generation, err)
+			if !fail(fmt.Errorf("start generation %d: %w", t.Generation, err)) {
+				return nil
+			}
+			continue
 		}
 		e.log.Info("projector running", "projector", name, "generation", t.Generation)
+		health.running(check, r)
+		started := time.Now()
 		done := make(chan error, 1)
 		go func() { done <- r.Run(runCtx) }()
 		switched := make(chan int64, 1)
@@ -143,10 +181,18 @@ func superviseProjector(ctx context.Context, e *env, name string, factory projec
 		case err := <-done:
 			stop()
 			closeFn()
-			if err == nil && ctx.Err() == nil {
-				err = fmt.Errorf("projector %s stopped", name)
+			if ctx.Err() != nil {
+				return nil
 			}
-			return err
+			if err == nil {
+				err = errors.New("its runner returned")
+			}
+			if time.Since(started) > restartMaxBackoff {
+				failures = 0 // it ran well for a while: a fresh streak
+			}
+			if !fail(fmt.Errorf("generation %d: %w", t.Generation, err)) {
+				return nil
+			}
 		case gen := <-switched:
 			e.log.Info("projection switched: projector moves to the new generation", "projector", name, "from", t.Generation, "to", gen)
 			stop()
@@ -154,4 +200,5 @@ func superviseProjector(ctx context.Context, e *env, name string, factory projec
 			closeFn()
 		}
 	}
+	return nil
 }

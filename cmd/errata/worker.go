@@ -53,13 +53,15 @@ func workerCmd() *cobra.Command {
 				return err
 			}
 			g, ctx := errgroup.WithContext(ctx)
+			health := newWorkerHealth()
 			projectors = slices.DeleteFunc(projectors, func(s string) bool { return s == "" })
 			for _, name := range projectors {
 				factory, ok := projectorFactories[name]
 				if !ok {
 					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames(), ", "))
 				}
-				g.Go(func() error { return superviseProjector(ctx, e, name, factory) })
+				health.watch(projectorCheckName(name))
+				g.Go(func() error { return superviseProjector(ctx, e, name, factory, health) })
 			}
 			stages = slices.DeleteFunc(stages, func(s string) bool { return s == "" })
 			if len(stages) > 0 {
@@ -86,11 +88,21 @@ func workerCmd() *cobra.Command {
 						return err
 					}
 					defer g2.Close()
-					g.Go(func() error { return g2.Runner.Run(ctx) })
+					check := stageCheckName(name)
+					health.running(check, g2.Runner)
+					g.Go(func() error {
+						// A stage's runner retries failing batches itself; if it
+						// stops for good the worker stays up for the others and
+						// /readyz names it (its status says why).
+						if err := g2.Runner.Run(ctx); err != nil && ctx.Err() == nil {
+							e.log.Error("stage stopped", "stage", name, "err", err)
+						}
+						return nil
+					})
 					g.Go(func() error { return ex.Run(ctx) })
 				}
 			}
-			g.Go(func() error { return serveWorkerHealth(ctx, e, projectors, stages) })
+			g.Go(func() error { return serveWorkerHealth(ctx, e, projectors, stages, health) })
 			e.log.Info("worker running", "projectors", projectors, "stages", stages, "health", "http://"+e.cfg.WorkerHTTPAddr+"/health")
 			return g.Wait()
 		},

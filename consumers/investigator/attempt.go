@@ -25,6 +25,15 @@ const (
 func (w *Worker) attempt(ctx context.Context, run runstate.Run) error {
 	ref := events.AttemptRef{InvestigationID: run.InvestigationID, Series: run.Series, Attempt: run.Attempt + 1}
 	log := w.Log.With("investigation", run.InvestigationID, "series", ref.Series, "attempt", ref.Attempt)
+	// Before a series' first attempt: a user key stored without its record
+	// in the log is recorded first, so that it pays (the fold takes a key
+	// only while the run is PENDING).
+	if w.Keys != nil && !run.UserKey && run.Status == runstate.StatusPending && run.Attempt == 0 {
+		wait, err := w.announceKey(ctx, run)
+		if err != nil || wait {
+			return err
+		}
+	}
 	cred, credKind, err := Credentials(ctx, w.Keys, run, w.cfg.BaseURL, w.cfg.InstanceKey, w.cfg.AllowNoKey, w.Now())
 	if err != nil {
 		return w.failAttempt(ctx, run, ref, classify(err))

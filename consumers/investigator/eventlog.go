@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/keystore"
 	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/producers/investigations"
 )
 
 // EventLog appends the events of investigations: each event is correlated
@@ -58,4 +60,18 @@ func (l *EventLog) AppendEvents(ctx context.Context, investigationID string, pay
 		}
 	}
 	return evs, nil
+}
+
+// AppendKeyAttached appends the record of a user's key attached to an
+// investigation: the same event the request that stored the key appends
+// (investigations.KeyAttached), so the two are one event to every reader.
+func (l *EventLog) AppendKeyAttached(ctx context.Context, a keystore.Attachment) error {
+	ev, err := investigations.KeyAttached(l.app, a, a.InvestigationID)
+	if err != nil {
+		return fmt.Errorf("investigation %s: %w", a.InvestigationID, err)
+	}
+	if _, err := l.app.Append(ctx, ev); err != nil {
+		return fmt.Errorf("investigation %s: %w", a.InvestigationID, err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package investigator_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,10 @@ type harness struct {
 	reader   *serving.Reader
 	inv, val *runstate.Group
 	cfg      investigator.Config
+	// keys, when set, holds users' keys for the workers; log, when set,
+	// receives the workers' logs.
+	keys investigator.KeyStore
+	log  *slog.Logger
 }
 
 func newHarness(t testing.TB, cfg investigator.Config) *harness {
@@ -82,11 +87,15 @@ func (h *harness) startWorkers(owner string) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := h.cfg
 	cfg.Worker = owner
+	log := h.log
+	if log == nil {
+		log = logging.Discard()
+	}
 	w := investigator.New(cfg, investigator.Deps{Store: h.inv.Store, Appender: h.eventLog, Sources: h.reader,
-		Provider: llm.OpenAIResponses{}, Log: logging.Discard()})
+		Keys: h.keys, Provider: llm.OpenAIResponses{}, Log: log})
 	v := investigator.NewValidator(investigator.ValidatorConfig{Worker: owner, Model: "gpt-test-validator", BaseURL: cfg.BaseURL,
-		InstanceKey: cfg.InstanceKey, RetryBase: cfg.RetryBase}, h.val.Store, h.eventLog, nil, llm.OpenAIResponses{}, nil,
-		logging.Discard(), nil)
+		InstanceKey: cfg.InstanceKey, RetryBase: cfg.RetryBase}, h.val.Store, h.eventLog, h.keys, llm.OpenAIResponses{}, nil,
+		log, nil)
 	exCfg := runstate.ExecutorConfig{Owner: owner, Poll: 20 * time.Millisecond, LeaseTTL: 2 * time.Second}
 	var wg sync.WaitGroup
 	for _, ex := range []*runstate.Executor{

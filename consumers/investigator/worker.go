@@ -90,6 +90,7 @@ type SourceReader interface {
 type KeyStore interface {
 	Get(ctx context.Context, investigationID string, now time.Time) (logging.Secret, error)
 	Delete(ctx context.Context, investigationID string) error
+	Announce(ctx context.Context, investigationID string, now time.Time, announce func(context.Context, keystore.Attachment) error) (bool, error)
 }
 
 // Deps are the investigator's collaborators.
@@ -224,6 +225,47 @@ func (w *Worker) failedEvent(ctx context.Context, run runstate.Run, ref events.A
 		PostVersionID: run.PostVersionID, Provenance: provenance, Reason: truncate(reason, 1000),
 		Attempts: ref.Attempt, Series: ref.Series}
 }
+
+// announceKey makes sure a user's key stored for run's investigation is
+// in the run state before the run's first attempt: the user asked for the
+// run with that key, so it must not start on the instance's key. The
+// request that stored the key appends its record, but that append may have
+// failed (a lost broker, a crash between the two) and the request may never
+// be retried; then the investigator appends the record itself. It reports
+// whether the attempt must wait (for the record to be appended or folded):
+// the executor comes back to the run with the state caught up.
+func (w *Worker) announceKey(ctx context.Context, run runstate.Run) (wait bool, err error) {
+	announced, err := w.Keys.Announce(ctx, run.InvestigationID, w.Now(), w.Appender.AppendKeyAttached)
+	switch {
+	case errors.Is(err, keystore.ErrNotFound):
+		return false, nil // no user key: the instance pays
+	case errors.Is(err, keystore.ErrAnnouncing):
+		return true, nil // a request is appending the record right now
+	case errors.Is(err, keystore.ErrAnnouncementNotRecorded):
+		w.Log.Warn("recorded a user key in the log, but not that it is recorded", "investigation", run.InvestigationID, "err", err)
+		return true, nil
+	case err != nil:
+		return false, err
+	case announced:
+		w.Log.Info("recorded a user key its request left out of the log", "investigation", run.InvestigationID)
+		return true, nil
+	}
+	// The record is in the log, perhaps appended after the state was read:
+	// look again once the state has caught up. A record the state still
+	// lacks was folded before this series began (the key outlived an
+	// earlier series); it does not pay for this one.
+	if err := w.Store.CatchUp(ctx, keyCatchUpTimeout); err != nil {
+		return false, err
+	}
+	now, err := w.Store.Run(ctx, run.InvestigationID)
+	if err != nil {
+		return false, err
+	}
+	return now.UserKey || now.Status != run.Status || now.Series != run.Series, nil
+}
+
+// keyCatchUpTimeout bounds announceKey's wait for the run state.
+const keyCatchUpTimeout = 30 * time.Second
 
 // forgetKey deletes a user's key once the investigation is terminal.
 func (w *Worker) forgetKey(ctx context.Context, investigationID string) {

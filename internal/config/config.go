@@ -21,6 +21,11 @@ type Config struct {
 	KafkaBrokers    []string
 	TopicPrefix     string
 	TopicPartitions int
+	// KafkaReplicationFactor is the replication factor of topics `errata
+	// topics` creates (0: the brokers' default); KafkaMinInsyncReplicas their
+	// min.insync.replicas.
+	KafkaReplicationFactor int
+	KafkaMinInsyncReplicas int
 	// KafkaInstanceID enables static group membership: a restarted process
 	// with the same id takes its partitions back without a rebalance.
 	KafkaInstanceID     string
@@ -31,6 +36,7 @@ type Config struct {
 	ClickHouseURL       string
 	HTTPAddr            string
 	WorkerHTTPAddr      string
+	APIMetricsAddr      string // where `errata serve` serves /metrics; empty: nowhere
 	LogLevel            string
 	LogFormat           string
 	// HashSecret keys the hashes of viewer and network identities.
@@ -38,11 +44,24 @@ type Config struct {
 	// TrustedProxyHeader names the header carrying the client IP when Errata
 	// runs behind a proxy; empty means use the socket address.
 	TrustedProxyHeader string
+	// RateLimit enables the per-client rate limits (ERRATA_RATE_LIMIT=off
+	// turns them all off, for load tests and benchmarks). A client is an
+	// IPv4 address or an IPv6 /64.
+	RateLimit bool
+	// GraphQLRate and GraphQLBurst are each client's /graphql budget in
+	// cost points per second and at most; TRPCRate and TRPCBurst its budget
+	// of tRPC calls. RateLimitClients bounds the clients each limit tracks.
+	GraphQLRate, GraphQLBurst int
+	TRPCRate, TRPCBurst       int
+	RateLimitClients          int
 	// ReadYourWritesTimeout bounds how long registerObservedVersion waits for
 	// the serving projection to include the version it appended.
 	ReadYourWritesTimeout time.Duration
 	// ViewIPRangeDailyCap caps unique-view credits per IP range, post and day.
 	ViewIPRangeDailyCap int
+	// ProjectionLagDegraded is the lag, in records, above which the API's
+	// /readyz reports a projector as lagging (degraded, still ready).
+	ProjectionLagDegraded int
 	// ServerVerification fetches canonical content from the platforms on
 	// registration; off only for instances that cannot reach them.
 	ServerVerification bool
@@ -144,6 +163,17 @@ var Vars = []Var{
 		}},
 	{Name: "ERRATA_KAFKA_PARTITIONS", Default: "6", Doc: "partitions of newly created event topics (never shrink)",
 		set: func(c *Config, v string) (err error) { c.TopicPartitions, err = positiveInt(v); return }},
+	{Name: "ERRATA_KAFKA_REPLICATION_FACTOR", Default: "0", Doc: "replicas of newly created event topics (errata topics); 0: the brokers' default.replication.factor. A cluster runs 3",
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 32767 {
+				return fmt.Errorf("%q is not an integer between 0 and 32767", v)
+			}
+			c.KafkaReplicationFactor = n
+			return nil
+		}},
+	{Name: "ERRATA_KAFKA_MIN_INSYNC_REPLICAS", Default: "1", Doc: "min.insync.replicas of the event topics: replicas that must hold an append before it is acknowledged (acks=all); at most the replication factor. A cluster of RF 3 runs 2",
+		set: func(c *Config, v string) (err error) { c.KafkaMinInsyncReplicas, err = positiveInt(v); return }},
 	{Name: "ERRATA_KAFKA_INSTANCE_ID", Default: "", Doc: "static consumer-group member id (e.g. the pod name); empty for dynamic membership",
 		set: func(c *Config, v string) error { c.KafkaInstanceID = v; return nil }},
 	{Name: "ERRATA_KAFKA_SESSION_TIMEOUT", Default: "45s", Doc: "consumer-group session timeout (how soon a dead worker's partitions move)",
@@ -202,8 +232,17 @@ var Vars = []Var{
 		set: func(c *Config, v string) (err error) { c.MetricsFetchMinBytes, err = positiveInt(v); return }},
 	{Name: "ERRATA_HTTP_ADDR", Default: "127.0.0.1:8080", Doc: "listen address of the HTTP API (errata serve)",
 		set: func(c *Config, v string) error { c.HTTPAddr = v; return checkAddr(v) }},
-	{Name: "ERRATA_WORKER_HTTP_ADDR", Default: "127.0.0.1:8081", Doc: "listen address of a worker's /health endpoint",
+	{Name: "ERRATA_WORKER_HTTP_ADDR", Default: "127.0.0.1:8081", Doc: "listen address of a worker's operator endpoints (/health, /livez, /readyz, /metrics)",
 		set: func(c *Config, v string) error { c.WorkerHTTPAddr = v; return checkAddr(v) }},
+	{Name: "ERRATA_API_METRICS_ADDR", Default: "off", Doc: "listen address of the API's Prometheus /metrics (errata serve), apart from the public ERRATA_HTTP_ADDR, which never serves it; off: not served",
+		set: func(c *Config, v string) error {
+			if v == "off" {
+				c.APIMetricsAddr = ""
+				return nil
+			}
+			c.APIMetricsAddr = v
+			return checkAddr(v)
+		}},
 	{Name: "ERRATA_LOG_LEVEL", Default: "info", Doc: "debug, info, warn or error",
 		set: func(c *Config, v string) error {
 			c.LogLevel = strings.ToLower(v)
@@ -225,10 +264,41 @@ var Vars = []Var{
 		}},
 	{Name: "ERRATA_TRUSTED_PROXY_HEADER", Default: "", Doc: "header with the client IP set by a trusted proxy (e.g. X-Forwarded-For); empty uses the socket address",
 		set: func(c *Config, v string) error { c.TrustedProxyHeader = v; return nil }},
+	{Name: "ERRATA_RATE_LIMIT", Default: "on", Doc: "per-client rate limits of /graphql and the tRPC procedures (a client is an IPv4 address or an IPv6 /64); off disables them all, for load tests and benchmarks",
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(v) {
+			case "on", "true":
+				c.RateLimit = true
+			case "off", "false":
+				c.RateLimit = false
+			default:
+				return fmt.Errorf("%q is not on or off", v)
+			}
+			return nil
+		}},
+	{Name: "ERRATA_RATE_LIMIT_GRAPHQL_RATE", Default: "200", Doc: "cost points per second each client earns on /graphql (10 per request, then the operation's estimated cost, then 1 per millisecond it took)",
+		set: func(c *Config, v string) (err error) { c.GraphQLRate, err = positiveInt(v); return }},
+	{Name: "ERRATA_RATE_LIMIT_GRAPHQL_BURST", Default: "4000", Doc: "cost points a client may spend on /graphql at once (two operations of the largest estimated cost)",
+		set: func(c *Config, v string) (err error) { c.GraphQLBurst, err = positiveInt(v); return }},
+	{Name: "ERRATA_RATE_LIMIT_TRPC_RATE", Default: "20", Doc: "tRPC calls per second each client may sustain (a reader's extension makes a few per page)",
+		set: func(c *Config, v string) (err error) { c.TRPCRate, err = positiveInt(v); return }},
+	{Name: "ERRATA_RATE_LIMIT_TRPC_BURST", Default: "600", Doc: "tRPC calls a client may make at once",
+		set: func(c *Config, v string) (err error) { c.TRPCBurst, err = positiveInt(v); return }},
+	{Name: "ERRATA_RATE_LIMIT_CLIENTS", Default: "50000", Doc: "clients each rate limit tracks at most (least recently seen forgotten first); about 12 MB each at 50,000",
+		set: func(c *Config, v string) (err error) { c.RateLimitClients, err = positiveInt(v); return }},
 	{Name: "ERRATA_READ_YOUR_WRITES_TIMEOUT", Default: "5s", Doc: "how long registerObservedVersion waits for the serving projection",
 		set: func(c *Config, v string) (err error) { c.ReadYourWritesTimeout, err = time.ParseDuration(v); return }},
 	{Name: "ERRATA_VIEW_IP_RANGE_DAILY_CAP", Default: "10", Doc: "unique-view credits per IP range, post and UTC day (changing it requires a serving replay)",
 		set: func(c *Config, v string) (err error) { c.ViewIPRangeDailyCap, err = positiveInt(v); return }},
+	{Name: "ERRATA_PROJECTION_LAG_DEGRADED", Default: "10000", Doc: "records a projector may lag behind the log before the API's /readyz reports it degraded (0: any lag; a stopped projector always is)",
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%q is not a non-negative integer", v)
+			}
+			c.ProjectionLagDegraded = n
+			return nil
+		}},
 	{Name: "ERRATA_SERVER_VERIFICATION", Default: "true", Doc: "verify registered content against LessWrong, Wikipedia and Substack (false: every version is CLIENT_FALLBACK)",
 		set: func(c *Config, v string) (err error) { c.ServerVerification, err = strconv.ParseBool(v); return }},
 	{Name: "ERRATA_VERIFY_TIMEOUT", Default: "8s", Doc: "time budget of one server-side verification, retries included",

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -75,6 +76,36 @@ func Ping(ctx context.Context, cl *kgo.Client) error {
 type TopicSpec struct {
 	Name       string
 	Partitions int32
+	// ReplicationFactor is the number of replicas of a created topic; 0
+	// means the brokers' default.replication.factor. An existing topic keeps
+	// its replicas (changing them is a reassignment, not a setting).
+	ReplicationFactor int16
+	// MinInsyncReplicas is the topic's min.insync.replicas: how many replicas
+	// must hold an append before an acks=all producer gets its
+	// acknowledgement. 0 means 1.
+	MinInsyncReplicas int
+}
+
+// Replicated returns specs with rf replicas each (0: the brokers' default)
+// and minISR in-sync replicas required for an acknowledged append. A
+// cluster of three brokers runs rf 3 and minISR 2: one broker may be down
+// without failing an append, and an acknowledged append survives losing any
+// one broker.
+func Replicated(specs []TopicSpec, rf, minISR int) ([]TopicSpec, error) {
+	switch {
+	case rf < 0 || rf > math.MaxInt16:
+		return nil, fmt.Errorf("replication factor %d: must be between 0 (the brokers' default) and %d", rf, math.MaxInt16)
+	case minISR < 1:
+		return nil, fmt.Errorf("min.insync.replicas %d: must be at least 1", minISR)
+	case rf > 0 && minISR > rf:
+		return nil, fmt.Errorf("min.insync.replicas %d exceeds the replication factor %d: every append would fail", minISR, rf)
+	}
+	out := make([]TopicSpec, len(specs))
+	for i, s := range specs {
+		s.ReplicationFactor, s.MinInsyncReplicas = int16(rf), minISR
+		out[i] = s
+	}
+	return out, nil
 }
 
 // EventTopicSpecs lists the topics of every registered event type plus the
@@ -87,22 +118,25 @@ func EventTopicSpecs(reg *events.Registry, topics events.Topics, partitions int3
 	return append(specs, TopicSpec{Name: topics.Name(events.TopicDeadLetter), Partitions: partitions})
 }
 
-// eventTopicConfig keeps events forever, never compacts them and accepts the
-// largest event.
-func eventTopicConfig() map[string]*string {
+// eventTopicConfig keeps events forever, never compacts them, accepts the
+// largest event and requires minISR in-sync replicas for an append.
+func eventTopicConfig(minISR int) map[string]*string {
 	s := func(v string) *string { return &v }
 	return map[string]*string{
 		"retention.ms":        s("-1"),
 		"retention.bytes":     s("-1"),
 		"cleanup.policy":      s("delete"),
 		"max.message.bytes":   s(fmt.Sprint(MaxRecordBytes)),
-		"min.insync.replicas": s("1"),
+		"min.insync.replicas": s(fmt.Sprint(max(minISR, 1))),
 	}
 }
 
 // EnsureTopics creates missing topics and sets the event-topic configuration
 // on existing ones. Partition counts only grow: shrinking is impossible and
-// growing reshuffles keys, so a difference is reported, never applied.
+// growing reshuffles keys, so a difference is reported, never applied. A
+// replication factor that differs is reported too; an existing topic with
+// fewer replicas than its min.insync.replicas is an error (no append could
+// ever be acknowledged).
 func EnsureTopics(ctx context.Context, cl *kgo.Client, log *slog.Logger, specs []TopicSpec) error {
 	adm := kadm.NewClient(cl)
 	names := make([]string, len(specs))
@@ -113,11 +147,17 @@ func EnsureTopics(ctx context.Context, cl *kgo.Client, log *slog.Logger, specs [
 	if err != nil {
 		return fmt.Errorf("list topics: %w", err)
 	}
-	conf := eventTopicConfig()
 	for _, s := range specs {
+		conf := eventTopicConfig(s.MinInsyncReplicas)
 		if d, ok := existing[s.Name]; ok && d.Err == nil {
 			if got := int32(len(d.Partitions)); got != s.Partitions {
 				log.Warn("topic partition count differs from configuration; leaving it", "topic", s.Name, "partitions", got, "configured", s.Partitions)
+			}
+			if rf := d.Partitions.NumReplicas(); rf > 0 && rf < max(s.MinInsyncReplicas, 1) {
+				return fmt.Errorf("topic %s has %d replicas, fewer than min.insync.replicas %d: no append could be acknowledged", s.Name, rf, s.MinInsyncReplicas)
+			} else if s.ReplicationFactor > 0 && rf != int(s.ReplicationFactor) {
+				log.Warn("topic replication factor differs from configuration; leaving it (reassign its partitions to change it)",
+					"topic", s.Name, "replicas", rf, "configured", s.ReplicationFactor)
 			}
 			var alters []kadm.AlterConfig
 			for k, v := range conf {
@@ -135,7 +175,11 @@ func EnsureTopics(ctx context.Context, cl *kgo.Client, log *slog.Logger, specs [
 			log.Info("topic exists", "topic", s.Name, "partitions", len(d.Partitions))
 			continue
 		}
-		res, err := adm.CreateTopic(ctx, s.Partitions, -1, conf, s.Name)
+		rf := s.ReplicationFactor
+		if rf == 0 {
+			rf = -1 // the brokers' default.replication.factor
+		}
+		res, err := adm.CreateTopic(ctx, s.Partitions, rf, conf, s.Name)
 		if err != nil {
 			return fmt.Errorf("create topic %s: %w", s.Name, err)
 		}
@@ -143,7 +187,8 @@ func EnsureTopics(ctx context.Context, cl *kgo.Client, log *slog.Logger, specs [
 		if res.Err != nil && !errors.Is(res.Err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("create topic %s: %w", s.Name, res.Err)
 		}
-		log.Info("topic created", "topic", s.Name, "partitions", s.Partitions)
+		log.Info("topic created", "topic", s.Name, "partitions", s.Partitions, "replication_factor", s.ReplicationFactor,
+			"min_insync_replicas", max(s.MinInsyncReplicas, 1))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/events"
@@ -186,6 +187,100 @@ func TestEnsureTopics(t *testing.T) {
 	big := &kgo.Record{Topic: "pre.dead-letter", Value: bytes.Repeat([]byte("a"), 15<<20)}
 	prod := newClient(t, addrs, append(kafka.ProducerOpts(), kgo.ProducerBatchCompression(kgo.NoCompression()))...)
 	require.NoError(t, prod.ProduceSync(ctx, big).FirstErr())
+}
+
+func TestReplicated(t *testing.T) {
+	t.Parallel()
+	specs := []kafka.TopicSpec{{Name: "a", Partitions: 3}, {Name: "b", Partitions: 3}}
+	for _, tc := range []struct {
+		name       string
+		rf, minISR int
+		err        string
+	}{
+		{"brokers' default", 0, 1, ""},
+		{"a cluster of three", 3, 2, ""},
+		{"all replicas in sync", 3, 3, ""},
+		{"one broker", 1, 1, ""},
+		{"more in-sync replicas than replicas", 2, 3, "min.insync.replicas 3 exceeds the replication factor 2: every append would fail"},
+		{"negative", -1, 1, "replication factor -1: must be between 0 (the brokers' default) and 32767"},
+		{"beyond int16", 40000, 1, "replication factor 40000: must be between 0 (the brokers' default) and 32767"},
+		{"no in-sync replica", 3, 0, "min.insync.replicas 0: must be at least 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := kafka.Replicated(specs, tc.rf, tc.minISR)
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, []kafka.TopicSpec{
+				{Name: "a", Partitions: 3, ReplicationFactor: int16(tc.rf), MinInsyncReplicas: tc.minISR},
+				{Name: "b", Partitions: 3, ReplicationFactor: int16(tc.rf), MinInsyncReplicas: tc.minISR},
+			}, got)
+			require.Equal(t, kafka.TopicSpec{Name: "a", Partitions: 3}, specs[0], "the input is not changed")
+		})
+	}
+}
+
+// TestEnsureTopicsReplication: on a three-broker cluster, topics are
+// created with the configured replicas and min.insync.replicas; an existing
+// topic keeps its replicas (reported), and one with fewer replicas than
+// min.insync.replicas is refused.
+func TestEnsureTopicsReplication(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(3))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	addrs := c.ListenAddrs()
+	adm := newAdmin(t, addrs)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+
+	specs, err := kafka.Replicated([]kafka.TopicSpec{{Name: "rf.posts", Partitions: 3}, {Name: "rf.dead-letter", Partitions: 3}}, 3, 2)
+	require.NoError(t, err)
+	require.NoError(t, kafka.EnsureTopics(ctx, newClient(t, addrs), log, specs))
+	details, err := adm.ListTopics(ctx, "rf.posts", "rf.dead-letter")
+	require.NoError(t, err)
+	for _, name := range []string{"rf.posts", "rf.dead-letter"} {
+		require.Len(t, details[name].Partitions, 3, name)
+		for _, p := range details[name].Partitions {
+			require.Len(t, p.Replicas, 3, "%s partition %d", name, p.Partition)
+		}
+	}
+	want := map[string]string{}
+	for k, v := range wantTopicConfig {
+		want[k] = v
+	}
+	want["min.insync.replicas"] = "2"
+	_, confs := topicState(t, adm, "rf.posts", "rf.dead-letter")
+	require.Equal(t, map[string]map[string]string{"rf.posts": want, "rf.dead-letter": want}, confs)
+	lines := logLines(t, &buf)
+	require.Len(t, lines, 2)
+	require.Equal(t, "topic created", lines[0].Msg)
+
+	// An existing topic of two replicas: left as it is, and reported.
+	created, err := adm.CreateTopic(ctx, 3, 2, nil, "rf.two")
+	require.NoError(t, err)
+	require.NoError(t, created.Err)
+	two, err := kafka.Replicated([]kafka.TopicSpec{{Name: "rf.two", Partitions: 3}}, 3, 2)
+	require.NoError(t, err)
+	require.NoError(t, kafka.EnsureTopics(ctx, newClient(t, addrs), log, two))
+	require.Equal(t, []logLine{
+		{Level: "WARN", Msg: "topic replication factor differs from configuration; leaving it (reassign its partitions to change it)", Topic: "rf.two", Configured: 3},
+		{Level: "INFO", Msg: "topic exists", Topic: "rf.two", Partitions: 3},
+	}, logLines(t, &buf))
+
+	// An existing topic of one replica cannot take min.insync.replicas 2.
+	created, err = adm.CreateTopic(ctx, 3, 1, nil, "rf.one")
+	require.NoError(t, err)
+	require.NoError(t, created.Err)
+	one, err := kafka.Replicated([]kafka.TopicSpec{{Name: "rf.one", Partitions: 3}}, 0, 2)
+	require.NoError(t, err)
+	require.EqualError(t, kafka.EnsureTopics(ctx, newClient(t, addrs), log, one),
+		"topic rf.one has 1 replicas, fewer than min.insync.replicas 2: no append could be acknowledged")
 }
 
 // TestEnsureTopicsRealKafka checks the same against the local broker (an

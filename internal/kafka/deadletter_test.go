@@ -37,13 +37,14 @@ func readAll(t *testing.T, addrs []string, topic string, n int) []*kgo.Record {
 	return out
 }
 
-func dlqHeaders(orig []kgo.RecordHeader, topic string, partition int32, offset int64, group, msg string) []kgo.RecordHeader {
+func dlqHeaders(orig []kgo.RecordHeader, topic string, partition int32, offset int64, group, msg, class string) []kgo.RecordHeader {
 	return append(append([]kgo.RecordHeader(nil), orig...),
 		kgo.RecordHeader{Key: kafka.HeaderDLQTopic, Value: []byte(topic)},
 		kgo.RecordHeader{Key: kafka.HeaderDLQPartition, Value: []byte(fmt.Sprint(partition))},
 		kgo.RecordHeader{Key: kafka.HeaderDLQOffset, Value: []byte(fmt.Sprint(offset))},
 		kgo.RecordHeader{Key: kafka.HeaderDLQGroup, Value: []byte(group)},
 		kgo.RecordHeader{Key: kafka.HeaderDLQError, Value: []byte(msg)},
+		kgo.RecordHeader{Key: "errata-dlq-class", Value: []byte(class)},
 		kgo.RecordHeader{Key: "errata-dlq-time", Value: []byte(dlqNowHeader)},
 	)
 }
@@ -52,17 +53,20 @@ func TestDeadLetterHeaderNames(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []string{
 		"errata-dlq-source-topic", "errata-dlq-source-partition", "errata-dlq-source-offset",
-		"errata-dlq-group", "errata-dlq-error", "errata-dlq-time",
+		"errata-dlq-group", "errata-dlq-error", "errata-dlq-class", "errata-dlq-time",
 	}, []string{
 		kafka.HeaderDLQTopic, kafka.HeaderDLQPartition, kafka.HeaderDLQOffset,
-		kafka.HeaderDLQGroup, kafka.HeaderDLQError, kafka.HeaderDLQTime,
+		kafka.HeaderDLQGroup, kafka.HeaderDLQError, kafka.HeaderDLQClass, kafka.HeaderDLQTime,
 	})
+	require.Equal(t, "unclassified", kafka.ClassUnclassified)
 }
 
-// TestEachRecordDeadLetters runs EachRecord under a Runner: a poison record
-// and a record that keeps failing go to the dead-letter topic unchanged with
-// their source position, a record failing once is retried, the records after
-// them are processed, and the offset is committed past all of them.
+// TestEachRecordDeadLetters runs EachRecord under a Runner: only the poison
+// record goes to the dead-letter topic, unchanged with its source position;
+// records failing transiently (once, and six times, more than any retry
+// budget) are retried until they succeed and are never dead-lettered; the
+// records after them are processed, and the offset is committed past all
+// of them.
 func TestEachRecordDeadLetters(t *testing.T) {
 	t.Parallel()
 	const src, dlq, group = "src", "dlq", "g-worker"
@@ -93,7 +97,9 @@ func TestEachRecordDeadLetters(t *testing.T) {
 				return errors.New("flaky")
 			}
 		case 4:
-			return fmt.Errorf("db down (attempt %d)", calls[4])
+			if calls[4] <= 6 {
+				return fmt.Errorf("db down (attempt %d)", calls[4])
+			}
 		case 5:
 			cancel() // the last record: stop after this batch
 		}
@@ -102,53 +108,68 @@ func TestEachRecordDeadLetters(t *testing.T) {
 	prod := newClient(t, addrs, kafka.ProducerOpts()...)
 	dl := kafka.NewDeadLetter(prod, dlq, group, logging.Discard())
 	h := kafka.EachRecord(fn, dl, kafka.RecordOptions{
-		Timeout: 10 * time.Second, MaxAttempts: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond,
+		Timeout: 10 * time.Second, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond,
 		Now: func() time.Time { return dlqNow },
 	})
 	require.NoError(t, run(t, ctx, runnerConfig(addrs, group, src), h))
 
-	require.Equal(t, map[int64]int{0: 1, 1: 1, 2: 1, 3: 2, 4: 3, 5: 1}, calls)
+	require.Equal(t, map[int64]int{0: 1, 1: 1, 2: 1, 3: 2, 4: 7, 5: 1}, calls)
 	for _, has := range deadlines {
 		require.True(t, has, "every call gets a per-record timeout")
 	}
 	require.Equal(t, map[int32]int64{1: 6}, committed(t, newAdmin(t, addrs), group, src))
 
-	got := readAll(t, addrs, dlq, 2)
-	want := []struct {
-		src *kgo.Record
-		msg string
-	}{{recs[1], "bad json"}, {recs[4], "db down (attempt 3)"}}
-	for i, w := range want {
-		require.Equal(t, w.src.Key, got[i].Key)
-		require.Equal(t, w.src.Value, got[i].Value)
-		require.Equal(t, dlqHeaders(w.src.Headers, src, 1, w.src.Offset, group, w.msg), got[i].Headers)
-	}
+	require.Equal(t, map[int32]int64{0: 1, 1: 0}, endOffsets(t, addrs, dlq), "exactly one dead letter")
+	got := readAll(t, addrs, dlq, 1)
+	require.Equal(t, recs[1].Key, got[0].Key)
+	require.Equal(t, recs[1].Value, got[0].Value)
+	require.Equal(t, dlqHeaders(recs[1].Headers, src, 1, recs[1].Offset, group, "bad json", "deterministic"), got[0].Headers)
 }
 
-// TestEachRecordTimeoutAndDeadLetterFailure calls the handler directly.
-func TestEachRecordTimeoutAndDeadLetterFailure(t *testing.T) {
+// TestEachRecordTransientFailures calls the handler directly.
+func TestEachRecordTransientFailures(t *testing.T) {
 	t.Parallel()
 	const src, dlq = "src", "dlq"
 	addrs := newCluster(t, 1, src, dlq)
 	prod := newClient(t, addrs, kafka.ProducerOpts()...)
 	r := produce(t, addrs, rec(src, 0, 7))[0]
 	opts := kafka.RecordOptions{
-		Timeout: 5 * time.Millisecond, MaxAttempts: 2, Backoff: time.Millisecond, MaxBackoff: time.Millisecond,
+		Timeout: 5 * time.Millisecond, Backoff: time.Millisecond, MaxBackoff: time.Millisecond,
 		Now: func() time.Time { return dlqNow },
 	}
+	batch := kafka.Batch{Topic: src, Partition: 0, Records: []*kgo.Record{r}}
 
-	t.Run("a record that times out is retried and dead-lettered", func(t *testing.T) {
+	t.Run("a record that times out is retried until it succeeds", func(t *testing.T) {
 		attempts := 0
 		block := func(ctx context.Context, _ *kgo.Record) error {
 			attempts++
-			<-ctx.Done() // never finishes on its own
-			return ctx.Err()
+			if attempts <= 4 {
+				<-ctx.Done() // does not finish in time
+				return ctx.Err()
+			}
+			return nil
 		}
 		h := kafka.EachRecord(block, kafka.NewDeadLetter(prod, dlq, "g", logging.Discard()), opts)
-		require.NoError(t, h.Handle(context.Background(), kafka.Batch{Topic: src, Partition: 0, Records: []*kgo.Record{r}}))
-		require.Equal(t, 2, attempts)
-		got := readAll(t, addrs, dlq, 1)
-		require.Equal(t, dlqHeaders(r.Headers, src, 0, r.Offset, "g", "context deadline exceeded"), got[0].Headers)
+		require.NoError(t, h.Handle(context.Background(), batch))
+		require.Equal(t, 5, attempts)
+		require.Equal(t, map[int32]int64{0: 0}, endOffsets(t, addrs, dlq), "nothing is dead-lettered")
+	})
+
+	t.Run("a record failing until the batch's context ends fails the batch", func(t *testing.T) {
+		attempts := 0
+		down := func(context.Context, *kgo.Record) error {
+			attempts++
+			return errors.New("connection refused")
+		}
+		h := kafka.EachRecord(down, kafka.NewDeadLetter(prod, dlq, "g", logging.Discard()), opts)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		err := h.Handle(ctx, batch)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.ErrorContains(t, err, "src/0@0 after")
+		require.ErrorContains(t, err, "connection refused")
+		require.Greater(t, attempts, 5)
+		require.Equal(t, map[int32]int64{0: 0}, endOffsets(t, addrs, dlq), "nothing is dead-lettered")
 	})
 
 	t.Run("a failed dead-letter append fails the batch", func(t *testing.T) {
@@ -157,25 +178,67 @@ func TestEachRecordTimeoutAndDeadLetterFailure(t *testing.T) {
 			kafka.NewDeadLetter(noTopic, "no-such-topic", "g", logging.Discard()), opts)
 		ctx, cancel := context.WithTimeout(context.Background(), guard)
 		defer cancel()
-		err := h.Handle(ctx, kafka.Batch{Topic: src, Partition: 0, Records: []*kgo.Record{r}})
+		err := h.Handle(ctx, batch)
 		require.Error(t, err)
 		require.ErrorContains(t, err, "dead-letter src/0@0")
 	})
 }
 
-// TestDeadLetterSend checks the copy Send appends, including the bounded
-// error header.
+// TestEachRecordStopsRetryingOnShutdown: a record failing transiently
+// under a runner is retried (its partition blocked, nothing committed)
+// until the runner is cancelled, which ends the retries at once although
+// Handle's context outlives the cancel.
+func TestEachRecordStopsRetryingOnShutdown(t *testing.T) {
+	t.Parallel()
+	const src, dlq, group = "src", "dlq", "g-worker-stop"
+	addrs := newCluster(t, 1, src, dlq)
+	produce(t, addrs, rec(src, 0, 0))
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var mu sync.Mutex
+	calls := map[int64]int{}
+	fn := func(_ context.Context, r *kgo.Record) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[r.Offset]++
+		if calls[r.Offset] == 20 {
+			stop()
+		}
+		return errors.New("store away")
+	}
+	h := kafka.EachRecord(fn, kafka.NewDeadLetter(newClient(t, addrs, kafka.ProducerOpts()...), dlq, group, logging.Discard()),
+		kafka.RecordOptions{Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
+	cfg := runnerConfig(addrs, group, src)
+	cfg.BatchTimeout = time.Hour // only the shutdown signal can end the retries in time
+	start := time.Now()
+	require.NoError(t, run(t, runCtx, cfg, h))
+	require.NoError(t, ctx.Err(), "Run must return because of the cancel, not the guard")
+	require.Less(t, time.Since(start), guard/2)
+	require.Equal(t, map[int64]int{0: 20}, calls)
+	require.Empty(t, committed(t, newAdmin(t, addrs), group, src))
+	require.Equal(t, map[int32]int64{0: 0}, endOffsets(t, addrs, dlq))
+}
+
+// TestDeadLetterSend checks the copy Send appends, including the class
+// and the bounded error header.
 func TestDeadLetterSend(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x", 5000)
+	euros := strings.Repeat("€", 2000) // 3 bytes each: 4096 would split one
 	for _, tc := range []struct {
-		name    string
-		cause   error
-		wantMsg string
+		name      string
+		cause     error
+		wantMsg   string
+		wantClass string
 	}{
-		{"short error", errors.New("decode envelope: unexpected EOF"), "decode envelope: unexpected EOF"},
-		{"permanent error keeps its message", kafka.Permanent(errors.New("poison")), "poison"},
-		{"long error is cut to 4096 bytes", errors.New(long), long[:4096]},
+		{"unmarked error", errors.New("decode envelope: unexpected EOF"), "decode envelope: unexpected EOF", "unclassified"},
+		{"permanent error keeps its message", kafka.Permanent(errors.New("poison")), "poison", "deterministic"},
+		{"undecodable error", fmt.Errorf("park: %w", kafka.Undecodable(errors.New("decode envelope: unexpected EOF"))),
+			"park: decode envelope: unexpected EOF", "decode"},
+		{"long error is cut to 4096 bytes", kafka.Permanent(errors.New(long)), long[:4096], "deterministic"},
+		{"a cut never splits a character", kafka.Permanent(errors.New(euros)), euros[:4095], "deterministic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -192,8 +255,27 @@ func TestDeadLetterSend(t *testing.T) {
 			require.Equal(t, "dlq", got.Topic)
 			require.Equal(t, src.Key, got.Key)
 			require.Equal(t, src.Value, got.Value)
-			require.Equal(t, dlqHeaders(src.Headers, "errata.posts", 4, 12345, "projector-x", tc.wantMsg), got.Headers)
+			require.Equal(t, dlqHeaders(src.Headers, "errata.posts", 4, 12345, "projector-x", tc.wantMsg, tc.wantClass), got.Headers)
 			require.Len(t, src.Headers, 2, "the source record is not modified")
 		})
+	}
+}
+
+func TestTruncateUTF8(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"},
+		{"abc", 3, "abc"},
+		{"abc", 2, "ab"},
+		{"a€b", 2, "a"},
+		{"a€b", 3, "a"},
+		{"a€b", 4, "a€"},
+		{"€", 0, ""},
+	} {
+		require.Equal(t, tc.want, kafka.TruncateUTF8(tc.in, tc.n), "%q %d", tc.in, tc.n)
 	}
 }

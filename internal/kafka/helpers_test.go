@@ -102,6 +102,20 @@ func committed(t *testing.T, adm *kadm.Client, group, topic string) map[int32]in
 	return out
 }
 
+// endOffsets returns the end offset of every partition of topic: how many
+// records were ever appended to it.
+func endOffsets(t *testing.T, addrs []string, topic string) map[int32]int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	ends, err := newAdmin(t, addrs).ListEndOffsets(ctx, topic)
+	require.NoError(t, err)
+	require.NoError(t, ends.Error())
+	out := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out
+}
+
 func newAdmin(t *testing.T, addrs []string) *kadm.Client {
 	t.Helper()
 	return kadm.NewClient(newClient(t, addrs))
@@ -110,12 +124,11 @@ func newAdmin(t *testing.T, addrs []string) *kadm.Client {
 // runnerConfig is a fast-retrying runner configuration for tests.
 func runnerConfig(addrs []string, group string, topics ...string) kafka.RunnerConfig {
 	return kafka.RunnerConfig{
-		Brokers:     addrs,
-		Group:       group,
-		Topics:      topics,
-		MaxAttempts: 3,
-		Backoff:     time.Millisecond,
-		MaxBackoff:  2 * time.Millisecond,
+		Brokers:    addrs,
+		Group:      group,
+		Topics:     topics,
+		Backoff:    time.Millisecond,
+		MaxBackoff: 2 * time.Millisecond,
 	}
 }
 

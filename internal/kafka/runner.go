@@ -6,35 +6,68 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// ErrRetriesExhausted means a batch kept failing: the runner stops rather than
-// skip it, and a restarted process resumes at the same position.
-var ErrRetriesExhausted = errors.New("retries exhausted")
+// Failure classes of records that can never be processed: the value of the
+// dead-letter header HeaderDLQClass and of a projection's parked rows.
+const (
+	// ClassDeterministic: processing the record fails the same way every
+	// time (a constraint, an invalid encoding, a value too large, a
+	// document the search store refuses, an error marked Permanent).
+	ClassDeterministic = "deterministic"
+	// ClassDecode: the record is not an event this binary can read (an
+	// invalid envelope or payload, or a type or version it does not know).
+	ClassDecode = "decode"
+)
 
 // permanent marks an error that retrying cannot fix.
-type permanent struct{ err error }
+type permanent struct {
+	err   error
+	class string
+}
 
 func (p permanent) Error() string { return p.err.Error() }
 func (p permanent) Unwrap() error { return p.err }
 
 // Permanent marks err as not worth retrying (a poison record, a validation
-// failure). Per-record handlers send such records to the dead-letter topic.
+// failure) with class ClassDeterministic. Per-record handlers send such
+// records to the dead-letter topic; projectors park them.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
 	}
-	return permanent{err}
+	return permanent{err: err, class: ClassDeterministic}
 }
 
-// IsPermanent reports whether err was marked with Permanent.
+// Undecodable marks err as a record that cannot be decoded: Permanent, with
+// class ClassDecode.
+func Undecodable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanent{err: err, class: ClassDecode}
+}
+
+// IsPermanent reports whether err was marked with Permanent or Undecodable.
 func IsPermanent(err error) bool {
 	var p permanent
 	return errors.As(err, &p)
+}
+
+// PermanentClass is the class err was marked with (ClassDeterministic or
+// ClassDecode), or "" when it is not permanent.
+func PermanentClass(err error) string {
+	var p permanent
+	if errors.As(err, &p) {
+		return p.class
+	}
+	return ""
 }
 
 // Batch is the records of one partition from one poll, in offset order.
@@ -69,11 +102,17 @@ type RunnerConfig struct {
 	Brokers []string
 	Group   string
 	Topics  []string
-	// MaxAttempts bounds how often one batch is tried before the runner stops.
-	MaxAttempts int
-	// Backoff is the first retry delay; it doubles up to MaxBackoff, jittered.
+	// Backoff is the first retry delay of a failing batch; it doubles up to
+	// MaxBackoff, jittered. A failing batch is retried for as long as it
+	// fails: the runner never skips it and never gives up on it.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// RetryHold bounds how long one poll keeps retrying a failing batch in
+	// place, holding back rebalances (default 15s, well under the group's
+	// rebalance timeout). Past it the runner rewinds the partition to the
+	// batch, lets the group rebalance and shut down, and retries after the
+	// backoff on the next poll.
+	RetryHold time.Duration
 	// BatchTimeout bounds one Handle call.
 	BatchTimeout time.Duration
 	// MaxPollRecords bounds the records taken per poll.
@@ -98,14 +137,14 @@ type BatchObserver interface {
 }
 
 func (c *RunnerConfig) defaults() {
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 5
-	}
 	if c.Backoff <= 0 {
 		c.Backoff = 200 * time.Millisecond
 	}
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = 10 * time.Second
+	}
+	if c.RetryHold <= 0 {
+		c.RetryHold = 15 * time.Second
 	}
 	if c.BatchTimeout <= 0 {
 		c.BatchTimeout = 2 * time.Minute
@@ -113,6 +152,43 @@ func (c *RunnerConfig) defaults() {
 	if c.MaxPollRecords <= 0 {
 		c.MaxPollRecords = 5000
 	}
+}
+
+// RunnerState is what a runner is doing.
+type RunnerState string
+
+// Runner states.
+const (
+	// RunnerStarting: Run has not been called yet.
+	RunnerStarting RunnerState = "starting"
+	// RunnerRunning: consuming, and no batch or fetch is failing.
+	RunnerRunning RunnerState = "running"
+	// RunnerRetrying: a batch (or fetching) keeps failing and is retried
+	// with backoff; nothing after it in its partition is processed.
+	RunnerRetrying RunnerState = "retrying"
+	// RunnerStopped: Run returned (Err says why; nil after a shutdown).
+	RunnerStopped RunnerState = "stopped"
+)
+
+// RunnerStatus is a runner's health at one moment.
+type RunnerStatus struct {
+	Group string
+	State RunnerState
+	// Since is when the state began: for RunnerRetrying the first failure
+	// of the longest-failing partition, for RunnerStopped when Run returned.
+	Since time.Time
+	// Attempts counts that partition's failed tries so far.
+	Attempts int
+	// Topic and Partition locate the failing batch and Offset is its first
+	// offset (Partition -1: fetching from Kafka fails).
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Err is the last failure (retrying) or what stopped Run.
+	Err error
+	// Permanent reports a failure marked Permanent: retrying cannot fix it,
+	// an operator must (see process).
+	Permanent bool
 }
 
 // Runner consumes topics as a member of a consumer group and feeds each
@@ -125,7 +201,36 @@ type Runner struct {
 	handler Handler
 	log     *slog.Logger
 	client  *kgo.Client
+
+	mu       sync.Mutex
+	started  bool
+	stopped  *RunnerStatus
+	failures map[partitionKey]*failure
 }
+
+type partitionKey struct {
+	topic     string
+	partition int32
+}
+
+// fetchKey is the failures entry of failing fetches.
+var fetchKey = partitionKey{partition: -1}
+
+// failure is one partition's current streak of failed attempts.
+type failure struct {
+	since    time.Time
+	attempts int
+	offset   int64
+	err      error
+	logged   time.Time
+}
+
+// retryLogEvery throttles the warnings of a long failure streak: its first
+// retryLogFirst attempts are logged, then one line per interval.
+const (
+	retryLogFirst = 3
+	retryLogEvery = 30 * time.Second
+)
 
 // NewRunner builds a runner and its Kafka client.
 func NewRunner(cfg RunnerConfig, h Handler, log *slog.Logger) (*Runner, error) {
@@ -133,7 +238,7 @@ func NewRunner(cfg RunnerConfig, h Handler, log *slog.Logger) (*Runner, error) {
 	if cfg.Group == "" || len(cfg.Topics) == 0 {
 		return nil, errors.New("runner needs a group and topics")
 	}
-	r := &Runner{cfg: cfg, handler: h, log: log.With("group", cfg.Group)}
+	r := &Runner{cfg: cfg, handler: h, log: log.With("group", cfg.Group), failures: map[partitionKey]*failure{}}
 	opts := append(ConsumerOpts(),
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topics...),
@@ -145,9 +250,11 @@ func NewRunner(cfg RunnerConfig, h Handler, log *slog.Logger) (*Runner, error) {
 		}),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			r.log.Info("partitions revoked", "partitions", m)
+			r.forget(m)
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			r.log.Warn("partitions lost", "partitions", m)
+			r.forget(m)
 		}),
 	)
 	if cfg.InstanceID != "" {
@@ -166,6 +273,111 @@ func NewRunner(cfg RunnerConfig, h Handler, log *slog.Logger) (*Runner, error) {
 	}
 	r.client = cl
 	return r, nil
+}
+
+// Group is the runner's consumer group.
+func (r *Runner) Group() string { return r.cfg.Group }
+
+// Status reports what the runner is doing: stopped (Run returned), retrying
+// (the partition failing the longest, since its first failure), running, or
+// starting.
+func (r *Runner) Status() RunnerStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped != nil {
+		return *r.stopped
+	}
+	st := RunnerStatus{Group: r.cfg.Group, State: RunnerStarting}
+	if r.started {
+		st.State = RunnerRunning
+	}
+	// The oldest streak, ties broken by topic and partition.
+	keys := make([]partitionKey, 0, len(r.failures))
+	for k := range r.failures {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := r.failures[keys[i]], r.failures[keys[j]]
+		if !a.since.Equal(b.since) {
+			return a.since.Before(b.since)
+		}
+		if keys[i].topic != keys[j].topic {
+			return keys[i].topic < keys[j].topic
+		}
+		return keys[i].partition < keys[j].partition
+	})
+	if len(keys) > 0 {
+		k, f := keys[0], r.failures[keys[0]]
+		st.State, st.Since, st.Attempts, st.Err = RunnerRetrying, f.since, f.attempts, f.err
+		st.Topic, st.Partition, st.Offset = k.topic, k.partition, f.offset
+		st.Permanent = IsPermanent(f.err)
+	}
+	return st
+}
+
+// fail records a failed attempt of partition k's batch at offset and
+// returns the streak.
+func (r *Runner) fail(k partitionKey, offset int64, err error) failure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.failures[k]
+	if f == nil {
+		f = &failure{since: time.Now()}
+		r.failures[k] = f
+	}
+	f.attempts++
+	f.offset, f.err = offset, err
+	return *f
+}
+
+// succeed ends partition k's failure streak and returns it (zero: none).
+func (r *Runner) succeed(k partitionKey) failure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.failures[k]
+	delete(r.failures, k)
+	if f == nil {
+		return failure{}
+	}
+	return *f
+}
+
+// shouldLog reports whether attempt of k's streak is logged (throttled).
+func (r *Runner) shouldLog(k partitionKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.failures[k]
+	if f == nil {
+		return false
+	}
+	if f.attempts <= retryLogFirst || time.Since(f.logged) >= retryLogEvery {
+		f.logged = time.Now()
+		return true
+	}
+	return false
+}
+
+// forget drops the failure streaks of partitions this member lost.
+func (r *Runner) forget(m map[string][]int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for topic, parts := range m {
+		for _, p := range parts {
+			delete(r.failures, partitionKey{topic, p})
+		}
+	}
+}
+
+func (r *Runner) markStarted() {
+	r.mu.Lock()
+	r.started = true
+	r.mu.Unlock()
+}
+
+func (r *Runner) markStopped(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = &RunnerStatus{Group: r.cfg.Group, State: RunnerStopped, Since: time.Now(), Err: err, Partition: -1}
 }
 
 // adjustOffsets replaces Kafka's committed offsets with the handler's stored
@@ -193,11 +405,15 @@ func (r *Runner) adjustOffsets(ctx context.Context, offsets map[string]map[int32
 	return offsets, nil
 }
 
-// Run consumes until ctx is done or a batch fails for good. The batch being
-// processed when ctx is cancelled is finished (bounded by BatchTimeout).
-func (r *Runner) Run(ctx context.Context) error {
+// Run consumes until ctx is done or fetching fails fatally (lost data,
+// missing permissions). A failing batch never makes it return: it is
+// retried with capped backoff for as long as it fails (see process), and
+// Status reports it meanwhile. The batch being processed when ctx is
+// cancelled is finished (bounded by BatchTimeout).
+func (r *Runner) Run(ctx context.Context) (err error) {
+	defer func() { r.markStopped(err) }()
 	defer r.client.Close()
-	fetchFailures := 0
+	r.markStarted()
 	for {
 		fetches := r.client.PollRecords(ctx, r.cfg.MaxPollRecords)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -216,33 +432,57 @@ func (r *Runner) Run(ctx context.Context) error {
 		})
 		if fatal != nil {
 			r.client.AllowRebalance()
+			r.log.Error("fetch failed for good; stopping", "err", fatal)
 			return fatal
 		}
 		// The broker is unreachable or the group is re-forming: the client
 		// retries on its own; wait and poll again. Records the same poll
 		// returned for other partitions are processed first: the client has
 		// moved past them, so dropping them would skip them for good.
-		var retryDelay time.Duration
+		var wait time.Duration
 		if transient != nil {
-			fetchFailures++
-			retryDelay = Backoff(r.cfg.Backoff, 5*time.Second, fetchFailures)
-			r.log.Warn("fetch failed; retrying", "attempt", fetchFailures, "delay", retryDelay, "err", transient)
+			f := r.fail(fetchKey, -1, transient)
+			wait = Backoff(r.cfg.Backoff, min(r.cfg.MaxBackoff, 5*time.Second), f.attempts)
+			if r.shouldLog(fetchKey) {
+				r.log.Warn("fetch failed; retrying", "attempt", f.attempts, "failing_since", f.since, "delay", wait, "err", transient)
+			}
 		} else {
-			fetchFailures = 0
+			r.succeed(fetchKey)
 		}
-		var runErr error
-		var done []*kgo.Record
+		var (
+			stopping bool
+			held     bool
+			done     []*kgo.Record
+			rewind   = map[string]map[int32]kgo.EpochOffset{}
+		)
 		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-			if runErr != nil || len(p.Records) == 0 {
+			if stopping || len(p.Records) == 0 {
 				return
 			}
-			start := time.Now()
-			runErr = r.process(ctx, Batch{Topic: p.Topic, Partition: p.Partition, Records: p.Records})
-			if runErr == nil {
+			// Once a batch of this poll is held, the others get one try
+			// each: the poll must end soon so the group can rebalance.
+			hold := r.cfg.RetryHold
+			if held {
+				hold = 0
+			}
+			b := Batch{Topic: p.Topic, Partition: p.Partition, Records: p.Records}
+			took, delay, err := r.process(ctx, b, hold)
+			switch {
+			case err == nil:
 				done = append(done, p.Records[len(p.Records)-1])
 				if r.cfg.Observer != nil {
-					r.cfg.Observer.BatchDone(r.cfg.Group, p.Topic, p.Partition, len(p.Records), time.Since(start))
+					r.cfg.Observer.BatchDone(r.cfg.Group, p.Topic, p.Partition, len(p.Records), took)
 				}
+			case errors.Is(err, errStopping):
+				stopping = true
+			default:
+				// Still failing: consume the batch again on a later poll.
+				held = true
+				wait = max(wait, delay)
+				if rewind[p.Topic] == nil {
+					rewind[p.Topic] = map[int32]kgo.EpochOffset{}
+				}
+				rewind[p.Topic][p.Partition] = kgo.EpochOffset{Epoch: -1, Offset: p.Records[0].Offset}
 			}
 		})
 		// Effects of the processed partitions are durable; only now may their
@@ -255,18 +495,21 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			cancel()
 		}
+		// While rebalances are still blocked (this member owns these
+		// partitions), move the failing ones back to their batch so the
+		// next poll delivers it again; nothing of them is committed.
+		if held && !stopping {
+			r.client.SetOffsets(rewind)
+		}
 		r.client.AllowRebalance()
-		if errors.Is(runErr, errStopping) {
+		if stopping {
 			return nil
 		}
-		if runErr != nil {
-			return runErr
-		}
-		if transient != nil {
+		if wait > 0 {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(retryDelay):
+			case <-time.After(wait):
 			}
 		}
 	}
@@ -289,33 +532,78 @@ func isFatalFetchError(err error) bool {
 // committed and will be redelivered.
 var errStopping = errors.New("stopping")
 
-// process handles one batch with bounded retries.
-func (r *Runner) process(ctx context.Context, b Batch) error {
-	log := r.log.With("topic", b.Topic, "partition", b.Partition,
-		"first_offset", b.Records[0].Offset, "last_offset", b.Records[len(b.Records)-1].Offset)
-	var err error
-	for attempt := 1; attempt <= r.cfg.MaxAttempts; attempt++ {
+// errHeld means a batch still fails after the poll's retry hold.
+var errHeld = errors.New("batch still failing; retried on a later poll")
+
+// stopKey carries the runner's shutdown signal into Handle, whose context
+// deliberately outlives a cancel (see process): handlers that wait between
+// their own retries (EachRecord) stop waiting when it closes.
+type stopKey struct{}
+
+// stopSignal is closed when the runner calling Handle shuts down (nil
+// outside a runner).
+func stopSignal(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	return ch
+}
+
+// process handles one batch, retrying it with capped exponential backoff
+// while it fails, for up to hold; it returns how long the batch took since
+// its first failed attempt, or errHeld with the delay before the next try,
+// or errStopping when ctx ends first.
+//
+// Every failure is retried, whatever its kind: a transient one (a lost
+// connection, a restarting store, a timeout) clears by itself, and skipping
+// a batch would lose its effects for good. Handlers deal with what can never
+// succeed themselves (projectors park such events, EachRecord dead-letters
+// them), so a batch-level Permanent error reaching the runner is a bug or
+// a misconfiguration: it is retried too (a fix and a restart resume at the
+// same batch), logged at ERROR, and Status reports it as Permanent so
+// readiness fails at once.
+func (r *Runner) process(ctx context.Context, b Batch, hold time.Duration) (time.Duration, time.Duration, error) {
+	k := partitionKey{b.Topic, b.Partition}
+	first := b.Records[0].Offset
+	start := time.Now()
+	stop := ctx.Done()
+	for {
 		// The batch runs to completion even during shutdown: a half-applied
 		// batch is rolled back anyway, but finishing saves redoing it.
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.BatchTimeout)
-		err = r.handler.Handle(hctx, b)
+		hctx, cancel := context.WithTimeout(context.WithValue(context.WithoutCancel(ctx), stopKey{}, stop), r.cfg.BatchTimeout)
+		err := r.handler.Handle(hctx, b)
 		cancel()
 		if err == nil {
-			return nil
+			streak := r.succeed(k)
+			took := time.Since(start)
+			if streak.attempts > 0 {
+				took = time.Since(streak.since)
+				r.log.Info("batch succeeded after retries", "topic", b.Topic, "partition", b.Partition,
+					"first_offset", first, "failed_attempts", streak.attempts, "failing_for", took.Round(time.Millisecond))
+			}
+			return took, 0, nil
 		}
-		if IsPermanent(err) || attempt == r.cfg.MaxAttempts {
-			break
+		if errors.Is(err, errStopping) {
+			return 0, 0, errStopping
 		}
-		delay := Backoff(r.cfg.Backoff, r.cfg.MaxBackoff, attempt)
-		log.Warn("batch failed; retrying", "attempt", attempt, "delay", delay, "err", err)
+		streak := r.fail(k, first, err)
+		delay := Backoff(r.cfg.Backoff, r.cfg.MaxBackoff, streak.attempts)
+		if r.shouldLog(k) {
+			level, msg := slog.LevelWarn, "batch failed; retrying"
+			if IsPermanent(err) {
+				level, msg = slog.LevelError, "batch failed permanently; retrying until an operator fixes it"
+			}
+			r.log.Log(ctx, level, msg, "topic", b.Topic, "partition", b.Partition,
+				"first_offset", first, "last_offset", b.Records[len(b.Records)-1].Offset,
+				"attempt", streak.attempts, "failing_since", streak.since, "delay", delay, "err", err)
+		}
+		if time.Since(start)+delay > hold {
+			return 0, delay, errHeld
+		}
 		select {
 		case <-ctx.Done():
-			return errStopping
+			return 0, 0, errStopping
 		case <-time.After(delay):
 		}
 	}
-	log.Error("batch failed; stopping without committing", "err", err)
-	return fmt.Errorf("%s/%d at offset %d: %w: %w", b.Topic, b.Partition, b.Records[0].Offset, ErrRetriesExhausted, err)
 }
 
 // Backoff returns the jittered exponential delay before retry n (1-based).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,7 @@ func TestPermanent(t *testing.T) {
 	t.Parallel()
 	base := errors.New("poison")
 	require.NoError(t, kafka.Permanent(nil))
+	require.NoError(t, kafka.Undecodable(nil))
 	p := kafka.Permanent(base)
 	require.True(t, kafka.IsPermanent(p))
 	require.ErrorIs(t, p, base)
@@ -49,6 +51,25 @@ func TestPermanent(t *testing.T) {
 	require.True(t, kafka.IsPermanent(fmt.Errorf("wrapped: %w", p)))
 	require.False(t, kafka.IsPermanent(base))
 	require.False(t, kafka.IsPermanent(nil))
+
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{kafka.Permanent(base), kafka.ClassDeterministic},
+		{fmt.Errorf("wrapped: %w", kafka.Permanent(base)), kafka.ClassDeterministic},
+		{kafka.Undecodable(base), kafka.ClassDecode},
+		{fmt.Errorf("wrapped: %w", kafka.Undecodable(base)), kafka.ClassDecode},
+		{base, ""},
+		{nil, ""},
+	} {
+		require.Equal(t, tc.want, kafka.PermanentClass(tc.err), "%v", tc.err)
+	}
+	u := kafka.Undecodable(base)
+	require.True(t, kafka.IsPermanent(u))
+	require.ErrorIs(t, u, base)
+	require.Equal(t, "poison", u.Error())
+	require.Equal(t, []string{"deterministic", "decode"}, []string{kafka.ClassDeterministic, kafka.ClassDecode})
 }
 
 // TestRunnerDeliversOnceInOrderAndCommitsAfterHandle checks that every record
@@ -106,19 +127,23 @@ func TestRunnerDeliversOnceInOrderAndCommitsAfterHandle(t *testing.T) {
 	require.Equal(t, map[int32]int64{0: perPartition, 1: perPartition}, committed(t, adm, group, topic))
 }
 
-// TestRunnerRetriesFailedBatch checks that a batch failing twice is retried
-// with the same records and then processed once, and committed.
+// TestRunnerRetriesFailedBatch checks that a batch failing transiently more
+// often than any retry budget (12 times) is retried with the same records,
+// without the runner returning, and is then processed once and committed.
 func TestRunnerRetriesFailedBatch(t *testing.T) {
 	t.Parallel()
-	const topic, group = "events", "g-retry"
+	const topic, group, failures = "events", "g-retry", 12
 	addrs := newCluster(t, 1, topic)
 	produceN(t, addrs, topic, 1, 5)
 
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	succeeded := 0
+	var r *kafka.Runner
+	var statuses []kafka.RunnerStatus
 	h := &recorder{fn: func(call int, b kafka.Batch) error {
-		if call <= 2 {
+		statuses = append(statuses, r.Status())
+		if call <= failures {
 			return fmt.Errorf("transient failure %d", call)
 		}
 		succeeded += len(b.Records)
@@ -127,58 +152,156 @@ func TestRunnerRetriesFailedBatch(t *testing.T) {
 		}
 		return nil
 	}}
-	cfg := runnerConfig(addrs, group, topic)
-	cfg.MaxAttempts = 3
-	require.NoError(t, run(t, ctx, cfg, h))
+	r, err := kafka.NewRunner(runnerConfig(addrs, group, topic), h, logging.Discard())
+	require.NoError(t, err)
+	require.Equal(t, kafka.RunnerStarting, r.Status().State)
+	require.NoError(t, r.Run(ctx))
 
 	calls := h.deliveries()
-	require.GreaterOrEqual(t, len(calls), 3)
-	require.Equal(t, calls[0], calls[1], "a retry gets the same batch")
-	require.Equal(t, calls[0], calls[2], "a retry gets the same batch")
-	require.Equal(t, int64(0), calls[0].Offsets[0])
-	require.Equal(t, map[int32][]int64{0: seq(0, 4)}, offsetsByPartition(calls[2:]), "every record succeeds exactly once")
+	require.Len(t, calls, failures+1)
+	for i := range calls {
+		require.Equal(t, calls[0], calls[i], "a retry gets the same batch")
+	}
+	require.Equal(t, seq(0, 4), calls[0].Offsets)
 	require.Equal(t, map[int32]int64{0: 5}, committed(t, newAdmin(t, addrs), group, topic))
+
+	// What Status said before each call: running, then retrying with the
+	// attempts so far, the failing batch and the last error.
+	require.Equal(t, kafka.RunnerRunning, statuses[0].State)
+	since := statuses[1].Since
+	require.False(t, since.IsZero())
+	for i := 1; i <= failures; i++ {
+		st := statuses[i]
+		require.Equal(t, kafka.RunnerRetrying, st.State, "call %d", i+1)
+		require.Equal(t, i, st.Attempts)
+		require.Equal(t, group, st.Group)
+		require.Equal(t, topic, st.Topic)
+		require.Equal(t, int32(0), st.Partition)
+		require.Equal(t, int64(0), st.Offset)
+		require.EqualError(t, st.Err, fmt.Sprintf("transient failure %d", i))
+		require.False(t, st.Permanent)
+		require.True(t, since.Equal(st.Since), "the streak keeps its start")
+	}
+	st := r.Status()
+	require.Equal(t, kafka.RunnerStopped, st.State)
+	require.NoError(t, st.Err, "a shutdown is no failure")
 }
 
-// TestRunnerStopsWithoutCommitting covers batches that never succeed: the
-// runner stops with ErrRetriesExhausted (after MaxAttempts, or at once for a
-// Permanent error), commits nothing, and the next member of the group gets
-// the same records again.
-func TestRunnerStopsWithoutCommitting(t *testing.T) {
+// TestRunnerRetriesAcrossPolls: with a short retry hold, a failing batch
+// is handed back to Kafka (the partition rewound, rebalances allowed) and
+// consumed again on later polls, while the other partition keeps making
+// progress. Every record is still processed exactly once, in order, and
+// nothing is skipped or committed early.
+func TestRunnerRetriesAcrossPolls(t *testing.T) {
+	t.Parallel()
+	const topic, group, perPartition = "events", "g-hold", 9
+	addrs := newCluster(t, 2, topic)
+	produceN(t, addrs, topic, 2, perPartition)
+	adm := newAdmin(t, addrs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	var mu sync.Mutex
+	failures := 7 // partition 0's batches holding offset 3 fail 7 times
+	applied := map[int32][]int64{}
+	var committedAtFailure [][2]int64 // partition 0's committed offset, the failing batch's first
+	h := &recorder{fn: func(_ int, b kafka.Batch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if b.Partition == 0 && holds(b, 3) && failures > 0 {
+			failures--
+			committedAtFailure = append(committedAtFailure, [2]int64{committed(t, adm, group, topic)[0], b.Records[0].Offset})
+			return errors.New("store away")
+		}
+		for _, rec := range b.Records {
+			applied[b.Partition] = append(applied[b.Partition], rec.Offset)
+		}
+		if len(applied[0]) == perPartition && len(applied[1]) == perPartition {
+			cancel()
+		}
+		return nil
+	}}
+	cfg := runnerConfig(addrs, group, topic)
+	cfg.MaxPollRecords = 3
+	cfg.RetryHold = time.Nanosecond // every failure goes back to Kafka
+	require.NoError(t, run(t, ctx, cfg, h))
+
+	require.Equal(t, map[int32][]int64{0: seq(0, 8), 1: seq(0, 8)}, applied)
+	require.Len(t, committedAtFailure, 7)
+	for _, c := range committedAtFailure {
+		require.LessOrEqual(t, c[0], c[1], "nothing of the failing batch is committed")
+	}
+	require.Equal(t, map[int32]int64{0: perPartition, 1: perPartition}, committed(t, adm, group, topic))
+	deliveredAt3 := 0
+	for _, d := range h.deliveries() {
+		if d.Partition == 0 && slices.Contains(d.Offsets, 3) {
+			deliveredAt3++
+		}
+	}
+	require.Equal(t, 8, deliveredAt3, "offset 3 was delivered 7 times failing, once succeeding")
+}
+
+// holds reports whether b contains the record at offset.
+func holds(b kafka.Batch, offset int64) bool {
+	return b.Records[0].Offset <= offset && offset <= b.Records[len(b.Records)-1].Offset
+}
+
+// TestRunnerNeverGivesUpOnAFailingBatch covers batches that keep failing,
+// transiently or marked Permanent: the runner keeps retrying (far past
+// any old retry budget) without returning and without committing, Status
+// reports the failure, a shutdown returns nil, and the next member of the
+// group gets the same records again.
+func TestRunnerNeverGivesUpOnAFailingBatch(t *testing.T) {
 	t.Parallel()
 	errBoom := errors.New("boom")
 	for _, tc := range []struct {
 		name          string
 		err           error
-		maxAttempts   int
-		wantCalls     int
 		wantPermanent bool
 	}{
-		{"transient error exhausts retries", errBoom, 3, 3, false},
-		{"transient error, one attempt", errBoom, 1, 1, false},
-		{"permanent error stops at once", kafka.Permanent(errBoom), 5, 1, true},
+		{"transient error", errBoom, false},
+		{"permanent error", kafka.Permanent(errBoom), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			const topic, group = "events", "g-fail"
+			const topic, group, attempts = "events", "g-fail", 15
 			addrs := newCluster(t, 1, topic)
 			produceN(t, addrs, topic, 1, 4)
 			adm := newAdmin(t, addrs)
 
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
-			failing := &recorder{fn: func(int, kafka.Batch) error { return tc.err }}
+			runCtx, stop := context.WithCancel(ctx)
+			defer stop()
+			var r *kafka.Runner
+			var last kafka.RunnerStatus
+			failing := &recorder{fn: func(call int, _ kafka.Batch) error {
+				if call == attempts+1 {
+					last = r.Status()
+					stop()
+				}
+				return tc.err
+			}}
 			cfg := runnerConfig(addrs, group, topic)
-			cfg.MaxAttempts = tc.maxAttempts
-			err := run(t, ctx, cfg, failing)
-			require.Error(t, err)
-			require.ErrorIs(t, err, kafka.ErrRetriesExhausted)
-			require.ErrorIs(t, err, errBoom)
-			require.Equal(t, tc.wantPermanent, kafka.IsPermanent(err))
-			require.Contains(t, err.Error(), "events/0 at offset 0")
+			cfg.RetryHold = 3 * time.Millisecond // in place and across polls
+			r, err := kafka.NewRunner(cfg, failing, logging.Discard())
+			require.NoError(t, err)
+			require.NoError(t, r.Run(runCtx))
+			require.NoError(t, ctx.Err(), "Run must return because of the cancel, not the guard")
+
+			require.Equal(t, kafka.RunnerRetrying, last.State)
+			require.Equal(t, attempts, last.Attempts)
+			require.ErrorIs(t, last.Err, errBoom)
+			require.Equal(t, tc.wantPermanent, last.Permanent)
+			require.Equal(t, "events", last.Topic)
+			require.Equal(t, int32(0), last.Partition)
+			require.Equal(t, int64(0), last.Offset)
+			stopped := r.Status()
+			require.Equal(t, kafka.RunnerStopped, stopped.State)
+			require.NoError(t, stopped.Err)
 
 			calls := failing.deliveries()
-			require.Len(t, calls, tc.wantCalls)
+			require.Len(t, calls, attempts+1)
 			for _, c := range calls {
 				require.Equal(t, calls[0], c)
 				require.Equal(t, int64(0), c.Offsets[0])
@@ -237,7 +360,6 @@ func TestRunnerShutdown(t *testing.T) {
 				return tc.handlerErr
 			}}
 			cfg := runnerConfig(addrs, group, topic)
-			cfg.MaxAttempts = 5
 			cfg.Backoff = time.Hour // a retry would outlive the guard
 			cfg.MaxBackoff = time.Hour
 			assigned := make(chan struct{})

@@ -19,6 +19,12 @@
 // ErrNotFound; Purge removes them in bulk. Delete removes an
 // investigation's key when it completes or fails.
 //
+// A key is stored before the event recording its attachment is appended,
+// and the two cannot be one atomic write. Announce closes the gap: it
+// appends that event once per stored key, serialized on the key's row, and
+// marks the row announced; until then any later request or the
+// investigator announces it.
+//
 // Plaintext keys cross this package's API only as logging.Secret, and no
 // error carries one.
 package keystore

@@ -17,4 +17,10 @@ var (
 	ErrUnknownKeyID = errors.New("keystore: encryption key id not in the key ring")
 	// ErrInvalidInput: a malformed investigation id or plaintext.
 	ErrInvalidInput = errors.New("keystore: invalid input")
+	// ErrAnnouncing: another caller is announcing the key's attachment
+	// right now (Announce).
+	ErrAnnouncing = errors.New("keystore: the key's attachment is being announced")
+	// ErrAnnouncementNotRecorded: Announce's announce succeeded but
+	// recording it failed; the attachment is announced again next time.
+	ErrAnnouncementNotRecorded = errors.New("keystore: the announcement was made but not recorded")
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/errata-dev/errata/internal/logging"
@@ -143,7 +144,7 @@ func (s *Store) Attach(ctx context.Context, investigationID string, plaintext lo
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (investigation_id) DO UPDATE SET
 			key_id = EXCLUDED.key_id, nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext,
-			created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+			created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at, announced = false
 		WHERE k.expires_at <= EXCLUDED.created_at
 		RETURNING true`,
 		id, sealed.KeyID, sealed.Nonce, sealed.Ciphertext, now, expiresAt).Scan(&inserted)
@@ -154,6 +155,77 @@ func (s *Store) Attach(ctx context.Context, investigationID string, plaintext lo
 		return 0, fmt.Errorf("keystore: attach key for investigation %s: %w", id, err)
 	}
 	return Attached, nil
+}
+
+// Attachment is what may be said of an attached key in public: never the
+// key itself.
+type Attachment struct {
+	InvestigationID string
+	// KeyID is the key ring entry that sealed it.
+	KeyID     string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// sqlstateLockNotAvailable is what FOR UPDATE NOWAIT answers on a row
+// another transaction holds.
+const sqlstateLockNotAvailable = "55P03"
+
+// Announce makes sure an attached key is recorded in the event log
+// exactly once. Holding the investigation's row, it calls announce with
+// the unexpired attachment unless the attachment was already announced,
+// and records it as announced once announce returns nil; on an error
+// nothing is recorded and the next Announce calls announce again. It
+// reports whether announce was called (and succeeded): false with a nil
+// error means the attachment was announced before. No unexpired key is
+// ErrNotFound.
+//
+// While one call holds the row, another returns ErrAnnouncing at once
+// rather than wait (and hold a connection) for as long as the first one's
+// append takes: only one announce runs at a time, however many requests
+// carry the key. Only a crash after announce succeeded and before the
+// record is committed leaves the attachment unannounced: the next call
+// announces it again, which is why announce must be idempotent (the
+// event's id derives from the attachment).
+func (s *Store) Announce(ctx context.Context, investigationID string, now time.Time, announce func(context.Context, Attachment) error) (bool, error) {
+	id, err := canonicalID(investigationID)
+	if err != nil {
+		return false, err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("keystore: announce key of investigation %s: %w", id, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
+	a := Attachment{InvestigationID: id}
+	var announced bool
+	err = tx.QueryRow(ctx, `
+		SELECT key_id, created_at, expires_at, announced FROM keystore.user_keys
+		WHERE investigation_id = $1 AND expires_at > $2 FOR UPDATE NOWAIT`, id, now).Scan(&a.KeyID, &a.CreatedAt, &a.ExpiresAt, &announced)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == sqlstateLockNotAvailable:
+		return false, fmt.Errorf("%w: investigation %s", ErrAnnouncing, id)
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, fmt.Errorf("%w: investigation %s", ErrNotFound, id)
+	case err != nil:
+		return false, fmt.Errorf("keystore: announce key of investigation %s: %w", id, err)
+	case announced:
+		return false, nil
+	}
+	a.CreatedAt, a.ExpiresAt = a.CreatedAt.UTC(), a.ExpiresAt.UTC()
+	if err := announce(ctx, a); err != nil {
+		return false, err
+	}
+	// The announcement is made: record it even if the caller has gone.
+	ctx = context.WithoutCancel(ctx)
+	if _, err := tx.Exec(ctx, `UPDATE keystore.user_keys SET announced = true WHERE investigation_id = $1`, id); err != nil {
+		return true, fmt.Errorf("%w: investigation %s: %v", ErrAnnouncementNotRecorded, id, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return true, fmt.Errorf("%w: investigation %s: %v", ErrAnnouncementNotRecorded, id, err)
+	}
+	return true, nil
 }
 
 // Get returns the investigation's key, leaving it stored. An expired key is

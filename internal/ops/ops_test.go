@@ -99,7 +99,7 @@ func TestAPIMetricsAndRequestLog(t *testing.T) {
 	ready := ops.NewReadiness([]ops.Check{{Name: "always", Run: func(context.Context) error { return nil }}}, time.Second, log)
 	srv, err := api.New(api.Config{MinExtensionVersion: "0.2.0", OpenAIBaseURL: provider.URL},
 		nil, noKeys{}, nil, ingest.NewHasher("a-test-hash-secret-long-enough"), log,
-		api.WithRoutes(func(app *fiber.App) { ops.Mount(app, ops.Middleware(httpMetrics, log), reg, ready, log) }))
+		api.WithRoutes(func(app *fiber.App) { ops.Mount(app, httpMetrics, ready, log) }))
 	require.NoError(t, err)
 	app := srv.App()
 
@@ -137,9 +137,21 @@ errata_http_requests_total{code="404",method="GET",route="unmatched"} 1
 errata_http_requests_total{code="404",method="POST",route="/trpc/:path"} 1
 `), "errata_http_requests_total"))
 
-	code, body, _ = do(t, app, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	require.Equal(t, http.StatusOK, code)
+	// /metrics is not public: the API's answer is the unknown route's, and
+	// the operator's listener (MetricsMux) serves it.
+	code, _, _ = do(t, app, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusNotFound, code)
+	operator := httptest.NewServer(ops.MetricsMux(reg, log))
+	defer operator.Close()
+	resp, err := http.Get(operator.URL + "/metrics")
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body = string(raw)
 	require.Contains(t, body, `errata_http_requests_total{code="200",method="GET",route="/health"} 2`)
+	require.Contains(t, body, `errata_http_requests_total{code="404",method="GET",route="unmatched"} 2`, "the public /metrics probe counts as unmatched")
 	require.Contains(t, body, `errata_http_request_duration_seconds_count{code="200",method="GET",route="/trpc/post.validateSettings"} 1`)
 	require.Contains(t, body, `errata_http_request_duration_seconds_bucket{code="404",method="POST",route="/trpc/:path",le="+Inf"} 1`)
 	require.Contains(t, body, "go_goroutines")
@@ -159,7 +171,7 @@ errata_http_requests_total{code="404",method="POST",route="/trpc/:path"} 1
 			lines = append(lines, m)
 		}
 	}
-	require.Len(t, lines, 7, "one line per request, the /metrics scrape included: %s", out)
+	require.Len(t, lines, 7, "one line per request on the public app, the refused /metrics probe included: %s", out)
 	first := lines[0]
 	for _, k := range []string{"time", "level", "msg", "component", "route", "method", "status", "duration_ms", "request_id"} {
 		require.Contains(t, first, k)

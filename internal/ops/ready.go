@@ -22,21 +22,46 @@ import (
 type Check struct {
 	Name string
 	Run  func(ctx context.Context) error
+	// Degrades marks a check whose failure leaves the process serving: it
+	// is reported (Report.Degraded) but the process stays ready.
+	Degrades bool
 }
 
 // CheckResult is a check's outcome as /readyz reports it. Error details stay
 // in the log: the body is public and must not describe internal hosts.
 type CheckResult struct {
-	Name       string  `json:"name"`
-	OK         bool    `json:"ok"`
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Degraded: a failed check that leaves the process ready.
+	Degraded   bool    `json:"degraded,omitempty"`
 	DurationMS float64 `json:"durationMs"`
+	// Detail is what a failed check chose to publish (DetailError).
+	Detail any `json:"detail,omitempty"`
 }
+
+// DetailError is a check failure with a detail safe for the public body:
+// names and counts, never hosts or error text.
+type DetailError struct {
+	Err    error
+	Detail any
+}
+
+func (e *DetailError) Error() string { return e.Err.Error() }
+
+func (e *DetailError) Unwrap() error { return e.Err }
 
 // Report is the /readyz body.
 type Report struct {
-	Ready  bool          `json:"ready"`
-	Checks []CheckResult `json:"checks"`
+	Ready bool `json:"ready"`
+	// Degraded names the failed checks that leave the process ready (it
+	// serves, but something behind it is wrong).
+	Degraded []string      `json:"degraded,omitempty"`
+	Checks   []CheckResult `json:"checks"`
 }
+
+// HeaderDegraded carries Report.Degraded, comma-separated, on a ready
+// answer, for load balancers that look at headers only.
+const HeaderDegraded = "X-Errata-Degraded"
 
 // Readiness runs its checks concurrently, each bounded by a timeout.
 type Readiness struct {
@@ -53,7 +78,8 @@ func NewReadiness(checks []Check, timeout time.Duration, log *slog.Logger) *Read
 	return &Readiness{checks: checks, timeout: timeout, log: log}
 }
 
-// Check runs every check and reports; Ready only when all pass.
+// Check runs every check and reports; Ready when every check passes except
+// degrading ones, which are listed in Degraded when they fail.
 func (r *Readiness) Check(ctx context.Context) Report {
 	rep := Report{Ready: true, Checks: make([]CheckResult, len(r.checks))}
 	var wg sync.WaitGroup
@@ -63,15 +89,22 @@ func (r *Readiness) Check(ctx context.Context) Report {
 			defer cancel()
 			start := time.Now()
 			err := c.Run(cctx)
-			rep.Checks[i] = CheckResult{Name: c.Name, OK: err == nil,
+			rep.Checks[i] = CheckResult{Name: c.Name, OK: err == nil, Degraded: err != nil && c.Degrades,
 				DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+			if de := (*DetailError)(nil); errors.As(err, &de) {
+				rep.Checks[i].Detail = de.Detail
+			}
 			if err != nil {
-				r.log.Warn("readiness check failed", "check", c.Name, "err", err)
+				r.log.Warn("readiness check failed", "check", c.Name, "degrades", c.Degrades, "err", err)
 			}
 		})
 	}
 	wg.Wait()
 	for _, c := range rep.Checks {
+		if c.Degraded {
+			rep.Degraded = append(rep.Degraded, c.Name)
+			continue
+		}
 		rep.Ready = rep.Ready && c.OK
 	}
 	return rep
@@ -80,11 +113,14 @@ func (r *Readiness) Check(ctx context.Context) Report {
 // Livez answers 200 while the process serves.
 func Livez(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) }
 
-// Readyz answers the readiness report: 200 when ready, else 503.
+// Readyz answers the readiness report: 200 when ready (degraded or not;
+// HeaderDegraded names the degraded checks), else 503.
 func (r *Readiness) Readyz(c *fiber.Ctx) error {
 	rep := r.Check(c.UserContext())
 	if !rep.Ready {
 		c.Status(fiber.StatusServiceUnavailable)
+	} else if len(rep.Degraded) > 0 {
+		c.Set(HeaderDegraded, strings.Join(rep.Degraded, ","))
 	}
 	return c.JSON(rep)
 }
@@ -93,6 +129,9 @@ func (r *Readiness) Readyz(c *fiber.Ctx) error {
 func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	rep := r.Check(req.Context())
 	w.Header().Set("Content-Type", "application/json")
+	if rep.Ready && len(rep.Degraded) > 0 {
+		w.Header().Set(HeaderDegraded, strings.Join(rep.Degraded, ","))
+	}
 	if !rep.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}

@@ -10,23 +10,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/content"
 )
 
-// Limits from the spec (2.13) and the wire contract.
+// Content size limits from the spec (2.13) and the wire contract; the
+// limits of every other stored string are in limits.go.
 const (
 	MaxObservedTextUTF16 = 500_000
 	MaxObservedTextBytes = 500_000
-	MaxImageURLs         = 256
-	MaxURLLength         = 4096
-	MaxShortField        = 2048
-	MaxTags              = 100
 )
 
 // InputError is a request the caller must fix; it maps to BAD_REQUEST.
@@ -168,16 +163,11 @@ func (in *RegisterInput) validate() error {
 	if in.ObservedImageURLs == nil {
 		in.ObservedImageURLs = []string{}
 	}
-	if len(in.ObservedImageURLs) > MaxImageURLs {
-		return inputErr("observedImageUrls", "at most %d URLs", MaxImageURLs)
+	if err := checkHTTPURLs("observedImageUrls", in.ObservedImageURLs); err != nil {
+		return err
 	}
-	for i, u := range in.ObservedImageURLs {
-		if err := checkHTTPURL(fmt.Sprintf("observedImageUrls[%d]", i), u); err != nil {
-			return err
-		}
-	}
-	if len(in.ObservedImageOccurrences) > content.MaxImageOccurrences {
-		return inputErr("observedImageOccurrences", "at most %d occurrences", content.MaxImageOccurrences)
+	if err := checkOccurrences(in.ObservedImageOccurrences); err != nil {
+		return err
 	}
 	if in.ObservedContentText != nil {
 		if err := checkObservedText("observedContentText", *in.ObservedContentText); err != nil {
@@ -200,7 +190,7 @@ func (in *RegisterInput) requireExternalID() error {
 	if in.ExternalID == nil || strings.TrimSpace(*in.ExternalID) == "" {
 		return inputErr("externalId", "is required for %s", in.Platform)
 	}
-	return checkShort("externalId", *in.ExternalID)
+	return CheckExternalID("externalId", *in.ExternalID)
 }
 
 func (in *RegisterInput) requireObservedText() error {
@@ -221,8 +211,8 @@ func (in *RegisterInput) validateLessWrong() error {
 	if err := DecodeStrict(in.Metadata, &m, "metadata"); err != nil {
 		return err
 	}
-	if err := checkShort("metadata.slug", m.Slug); err != nil || m.Slug == "" {
-		return inputErr("metadata.slug", "is required")
+	if err := checkRequired("metadata.slug", m.Slug, MaxSlugChars); err != nil {
+		return err
 	}
 	if m.HTMLContent == "" {
 		return inputErr("metadata.htmlContent", "is required for LESSWRONG")
@@ -230,8 +220,26 @@ func (in *RegisterInput) validateLessWrong() error {
 	if err := checkObservedText("metadata.htmlContent", m.HTMLContent); err != nil {
 		return err
 	}
+	for _, f := range []struct {
+		field string
+		v     *string
+		max   int
+	}{
+		{"metadata.title", m.Title, MaxTitleChars},
+		{"metadata.authorName", m.AuthorName, MaxDisplayNameChars},
+		{"metadata.authorSlug", m.AuthorSlug, MaxSlugChars},
+	} {
+		if err := checkOptional(f.field, f.v, f.max); err != nil {
+			return err
+		}
+	}
 	if len(m.Tags) > MaxTags {
 		return inputErr("metadata.tags", "at most %d tags", MaxTags)
+	}
+	for i, tag := range m.Tags {
+		if err := CheckString(fmt.Sprintf("metadata.tags[%d]", i), tag, MaxTagChars); err != nil {
+			return err
+		}
 	}
 	if m.Tags == nil {
 		m.Tags = []string{}
@@ -257,14 +265,24 @@ func (in *RegisterInput) validateX() error {
 	if strings.TrimSpace(m.AuthorHandle) == "" {
 		return inputErr("metadata.authorHandle", "is required")
 	}
+	// The handle is the author's identity: one that is only "@" names nobody.
+	if normalizeXHandle(m.AuthorHandle) == "" {
+		return inputErr("metadata.authorHandle", "must name the author (got only %q)", strings.TrimSpace(m.AuthorHandle))
+	}
+	if err := CheckString("metadata.authorHandle", normalizeXHandle(m.AuthorHandle), MaxHandleChars); err != nil {
+		return err
+	}
+	if err := checkOptional("metadata.authorDisplayName", m.AuthorDisplayName, MaxDisplayNameChars); err != nil {
+		return err
+	}
 	if err := checkObservedText("metadata.text", m.Text); err != nil {
 		return err
 	}
 	if m.MediaURLs == nil {
 		m.MediaURLs = []string{}
 	}
-	if len(m.MediaURLs) > MaxImageURLs {
-		return inputErr("metadata.mediaUrls", "at most %d URLs", MaxImageURLs)
+	if err := checkHTTPURLs("metadata.mediaUrls", m.MediaURLs); err != nil {
+		return err
 	}
 	if err := checkCounts(map[string]*int{"metadata.likeCount": m.LikeCount, "metadata.retweetCount": m.RetweetCount}); err != nil {
 		return err
@@ -287,16 +305,26 @@ func (in *RegisterInput) validateSubstack() error {
 	if err := DecodeStrict(in.Metadata, &m, "metadata"); err != nil {
 		return err
 	}
-	for field, v := range map[string]string{
-		"metadata.substackPostId": m.SubstackPostID, "metadata.publicationSubdomain": m.PublicationSubdomain,
-		"metadata.slug": m.Slug, "metadata.title": m.Title, "metadata.authorName": m.AuthorName,
+	for _, f := range []struct {
+		field string
+		v     string
+		max   int
+	}{
+		{"metadata.substackPostId", m.SubstackPostID, MaxPlatformIDChars},
+		{"metadata.publicationSubdomain", m.PublicationSubdomain, MaxSubdomainChars},
+		{"metadata.slug", m.Slug, MaxSlugChars},
+		{"metadata.title", m.Title, MaxTitleChars},
+		{"metadata.authorName", m.AuthorName, MaxDisplayNameChars},
 	} {
-		if strings.TrimSpace(v) == "" {
-			return inputErr(field, "is required")
-		}
-		if err := checkShort(field, v); err != nil {
+		if err := checkRequired(f.field, f.v, f.max); err != nil {
 			return err
 		}
+	}
+	if err := checkOptional("metadata.subtitle", m.Subtitle, MaxSubtitleChars); err != nil {
+		return err
+	}
+	if err := checkOptional("metadata.authorSubstackHandle", m.AuthorSubstackHandle, MaxHandleChars); err != nil {
+		return err
 	}
 	if m.HTMLContent != nil {
 		if err := checkObservedText("metadata.htmlContent", *m.HTMLContent); err != nil {
@@ -327,8 +355,11 @@ func (in *RegisterInput) validateWikipedia() error {
 	if !wikiLanguage(m.Language) {
 		return inputErr("metadata.language", "must be a Wikipedia language code")
 	}
-	if strings.TrimSpace(m.Title) == "" {
-		return inputErr("metadata.title", "is required")
+	if err := checkRequired("metadata.title", m.Title, MaxTitleChars); err != nil {
+		return err
+	}
+	if err := checkOptional("metadata.displayTitle", m.DisplayTitle, MaxTitleChars); err != nil {
+		return err
 	}
 	if !digits(m.PageID) {
 		return inputErr("metadata.pageId", "must be a positive integer string")
@@ -347,49 +378,6 @@ func (in *RegisterInput) validateWikipedia() error {
 	id := content.WikipediaExternalID(m.Language, m.PageID)
 	in.ExternalID = &id
 	in.wikipedia = &m
-	return nil
-}
-
-func checkHTTPURL(field, raw string) error {
-	if len(raw) > MaxURLLength {
-		return inputErr(field, "longer than %d characters", MaxURLLength)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return inputErr(field, "must be an absolute http(s) URL")
-	}
-	return nil
-}
-
-func checkObservedText(field, s string) error {
-	if !utf8.ValidString(s) {
-		return inputErr(field, "is not valid UTF-8")
-	}
-	if len(s) > MaxObservedTextBytes {
-		return inputErr(field, "exceeds %d UTF-8 bytes", MaxObservedTextBytes)
-	}
-	if content.UTF16Length(s) > MaxObservedTextUTF16 {
-		return inputErr(field, "exceeds %d UTF-16 code units", MaxObservedTextUTF16)
-	}
-	return nil
-}
-
-func checkShort(field, s string) error {
-	if len(s) > MaxShortField {
-		return inputErr(field, "longer than %d bytes", MaxShortField)
-	}
-	if strings.ContainsRune(s, 0) {
-		return inputErr(field, "contains a NUL character")
-	}
-	return nil
-}
-
-func checkCounts(m map[string]*int) error {
-	for field, v := range m {
-		if v != nil && *v < 0 {
-			return inputErr(field, "must not be negative")
-		}
-	}
 	return nil
 }
 

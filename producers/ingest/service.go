@@ -224,7 +224,7 @@ func fillPlatform(p *events.PostVersionRegisteredV1, in *RegisterInput) {
 		}
 	case in.x != nil:
 		m := in.x
-		handle := strings.TrimPrefix(strings.TrimSpace(m.AuthorHandle), "@")
+		handle := normalizeXHandle(m.AuthorHandle)
 		p.X = &events.XMetaV1{
 			TweetID: p.ExternalID, Text: m.Text, AuthorHandle: handle, AuthorDisplayName: deref(m.AuthorDisplayName),
 			MediaURLs: append([]string{}, m.MediaURLs...), LikeCount: m.LikeCount, RetweetCount: m.RetweetCount,

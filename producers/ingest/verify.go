@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/content"
@@ -69,11 +71,15 @@ func (s *Service) verify(ctx context.Context, in *RegisterInput, p *events.PostV
 	if err == nil && res.Text == "" {
 		err = errors.New("the platform's canonical content normalizes to empty text")
 	}
+	if err == nil && (strings.IndexByte(res.HTML, 0) >= 0 || strings.IndexByte(res.Text, 0) >= 0) {
+		// The stores refuse NUL: such content is not registered as canonical.
+		err = errors.New("the platform's canonical content contains NUL (U+0000)")
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the caller gave up; do not record a verdict
 		}
-		p.ServerFetchError = truncate(err.Error(), 500)
+		p.ServerFetchError = storable(err.Error(), 500)
 		return nil, nil
 	}
 
@@ -107,7 +113,7 @@ func (s *Service) verify(ctx context.Context, in *RegisterInput, p *events.PostV
 	anomaly := func(kind, field, observedValue, serverValue string) *events.PostIntegrityAnomalyRecordedV1 {
 		return &events.PostIntegrityAnomalyRecordedV1{
 			PostID: p.PostID, PostVersionID: p.PostVersionID, Platform: p.Platform, ExternalID: p.ExternalID,
-			Kind: kind, Field: field, ObservedValue: truncate(observedValue, 500), ServerValue: truncate(serverValue, 500),
+			Kind: kind, Field: field, ObservedValue: storable(observedValue, 500), ServerValue: storable(serverValue, 500),
 		}
 	}
 	var out []*events.PostIntegrityAnomalyRecordedV1
@@ -123,11 +129,19 @@ func (s *Service) verify(ctx context.Context, in *RegisterInput, p *events.PostV
 	return out, nil
 }
 
-func truncate(s string, n int) string {
+// storable makes a value recorded for diagnosis (a fetch error, a
+// platform's identity field) safe to store: NUL and invalid UTF-8 become
+// U+FFFD, and it is cut to at most n bytes on a character boundary.
+func storable(s string, n int) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
-	return s[:n]
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 func toContentOccurrences(in []events.ImageOccurrenceV1) []content.ImageOccurrence {

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,6 +84,13 @@ func TestVerify(t *testing.T) {
 			wantFetchError: "the platform's canonical content normalizes to empty text",
 		},
 		{
+			// The stores refuse NUL: the platform's HTML is not registered.
+			name: "canonical HTML with NUL is not a verification", body: lwBody,
+			verifier:       &fakeVerifier{res: canonical.Result{Text: moon, HTML: "<p>The moon is made of cheese.\x00</p>"}},
+			wantProvenance: events.ProvenanceClientFallback, wantText: moon, wantExternalID: "abc123",
+			wantFetchError: "the platform's canonical content contains NUL (U+0000)",
+		},
+		{
 			name: "wikipedia page id corrected by the server", body: wikiBody,
 			verifier: &fakeVerifier{res: canonical.Result{
 				Text: "The Moon orbits Earth.", HTML: "<p>The Moon orbits Earth.</p>",
@@ -128,6 +136,39 @@ func TestVerify(t *testing.T) {
 			require.Equal(t, tc.wantAnomalies, got)
 		})
 	}
+}
+
+// TestVerifyRecordsOnlyStorableValues: what a platform or a fetch error
+// says is recorded for diagnosis, so it must be storable whatever it is:
+// no NUL, valid UTF-8, cut on a character boundary.
+func TestVerifyRecordsOnlyStorableValues(t *testing.T) {
+	long := strings.Repeat("\u20ac", 200) // 600 bytes
+	v := &fakeVerifier{res: canonical.Result{
+		Text: "The Moon orbits Earth.", HTML: "<p>The Moon orbits Earth.</p>",
+		Wikipedia: &canonical.WikipediaIdentity{Language: "en", PageID: "19331", RevisionID: "1000", Title: "Moon"},
+		Mismatches: []canonical.IdentityMismatch{
+			{Field: "title", Observed: "Moon", Server: "Mo\x00on\xff"},
+			{Field: "display_title", Observed: "Moon", Server: long},
+		},
+	}}
+	s := NewService(nil, WithVerifier(v, time.Second))
+	in := mustParse(t, wikiBody)
+	p, err := BuildRegistration(in)
+	require.NoError(t, err)
+	anomalies, err := s.verify(context.Background(), in, p)
+	require.NoError(t, err)
+	require.Len(t, anomalies, 2)
+	require.Equal(t, "Mo\uFFFDon\uFFFD", anomalies[0].ServerValue)
+	require.Equal(t, strings.Repeat("\u20ac", 166), anomalies[1].ServerValue, "cut to 500 bytes on a character boundary")
+
+	v = &fakeVerifier{err: errors.New("lesswrong: bad title \"a\x00b\xed\xa0\x80\"")}
+	s = NewService(nil, WithVerifier(v, time.Second))
+	in = mustParse(t, lwBody)
+	p, err = BuildRegistration(in)
+	require.NoError(t, err)
+	_, err = s.verify(context.Background(), in, p)
+	require.NoError(t, err)
+	require.Equal(t, "lesswrong: bad title \"a\uFFFDb\uFFFD\"", p.ServerFetchError)
 }
 
 func TestVerifyXIsNeverFetched(t *testing.T) {

@@ -36,8 +36,14 @@ type Request struct {
 // KeyStore seals users' keys (keystore.Store).
 type KeyStore interface {
 	Attach(ctx context.Context, investigationID string, plaintext logging.Secret, now time.Time) (keystore.AttachOutcome, error)
-	TTL() time.Duration
-	CurrentKeyID() string
+	Announce(ctx context.Context, investigationID string, now time.Time, announce func(context.Context, keystore.Attachment) error) (bool, error)
+}
+
+// Appender appends events (producers.Appender).
+type Appender interface {
+	NewEvent(p events.Payload, correlationID, causationID string) (events.Event, error)
+	NewEventWithID(p events.Payload, id string, at time.Time, correlationID, causationID string) (events.Event, error)
+	Append(ctx context.Context, evs ...events.Event) ([]producers.Position, error)
 }
 
 // ErrUserKeysDisabled: a user key was given but no key store is configured.
@@ -45,52 +51,89 @@ var ErrUserKeysDisabled = errors.New("this instance does not accept users' OpenA
 
 // Service appends investigation requests.
 type Service struct {
-	appender *producers.Appender
+	appender Appender
 	keys     KeyStore
 	now      func() time.Time
 }
 
 // New returns a service; keys may be nil (user keys refused).
-func New(appender *producers.Appender, keys KeyStore, now func() time.Time) *Service {
+func New(appender Appender, keys KeyStore, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
 	return &Service{appender: appender, keys: keys, now: now}
 }
 
-// Request appends the request (and, when a user key was attached by this
-// call, the record of it) and returns the last position.
+// Request appends the request and returns its position. A user key is
+// stored first (the first key attached to an investigation wins), and the
+// record of the stored key (investigation.user_key_attached) is appended
+// with the request unless the log has it already: whether this call stored
+// the key, or an earlier call did and failed to append it (this is the
+// retry). While a concurrent call is appending that record, this one
+// appends only the request; should the other append fail, the next request
+// or the investigator, before the run's first attempt, appends it. So a
+// stored key is recorded in the log once, and pays for the run.
 func (s *Service) Request(ctx context.Context, r Request) (producers.Position, error) {
 	invID := events.InvestigationID(r.PostVersionID)
-	payloads := []events.Payload{&events.InvestigationRequestedV1{
+	requested, err := s.appender.NewEvent(&events.InvestigationRequestedV1{
 		InvestigationID: invID, PostID: r.PostID, PostVersionID: r.PostVersionID, Platform: r.Platform,
 		ExternalID: r.ExternalID, VersionHash: r.VersionHash, Source: r.Source, RequesterKey: r.RequesterKey,
-	}}
-	if r.UserKey != "" {
-		if s.keys == nil {
-			return producers.Position{}, ErrUserKeysDisabled
-		}
-		now := s.now()
-		outcome, err := s.keys.Attach(ctx, invID, r.UserKey, now)
-		if err != nil {
-			return producers.Position{}, fmt.Errorf("attach user key: %w", err)
-		}
-		if outcome == keystore.Attached {
-			payloads = append(payloads, &events.InvestigationKeyAttachedV1{InvestigationID: invID,
-				KeyID: s.keys.CurrentKeyID(), ExpiresAt: now.Add(s.keys.TTL()).UTC().Format(time.RFC3339Nano)})
-		}
+	}, r.CorrelationID, "")
+	if err != nil {
+		return producers.Position{}, err
 	}
-	evs := make([]events.Event, 0, len(payloads))
-	for _, p := range payloads {
-		ev, err := s.appender.NewEvent(p, r.CorrelationID, "")
-		if err != nil {
-			return producers.Position{}, err
-		}
-		evs = append(evs, ev)
+	if r.UserKey == "" {
+		return s.append(ctx, requested)
 	}
+	if s.keys == nil {
+		return producers.Position{}, ErrUserKeysDisabled
+	}
+	now := s.now()
+	if _, err := s.keys.Attach(ctx, invID, r.UserKey, now); err != nil {
+		return producers.Position{}, fmt.Errorf("attach user key: %w", err)
+	}
+	var pos producers.Position
+	announced, err := s.keys.Announce(ctx, invID, now, func(ctx context.Context, a keystore.Attachment) error {
+		attached, err := KeyAttached(s.appender, a, r.CorrelationID)
+		if err != nil {
+			return err
+		}
+		pos, err = s.append(ctx, requested, attached)
+		return err
+	})
+	switch {
+	case errors.Is(err, keystore.ErrAnnouncementNotRecorded):
+		// Both events are in the log; the key's record may be appended
+		// once more later, as the same event.
+		return pos, nil
+	case errors.Is(err, keystore.ErrNotFound):
+		// The key is gone again (its investigation ended meanwhile):
+		// there is nothing to record.
+		return s.append(ctx, requested)
+	case errors.Is(err, keystore.ErrAnnouncing):
+		return s.append(ctx, requested)
+	case err != nil:
+		return producers.Position{}, err
+	case announced:
+		return pos, nil
+	}
+	return s.append(ctx, requested) // the log has the key's record already
+}
+
+func (s *Service) append(ctx context.Context, evs ...events.Event) (producers.Position, error) {
 	pos, err := s.appender.Append(ctx, evs...)
 	if err != nil {
 		return producers.Position{}, err
 	}
 	return pos[len(pos)-1], nil
+}
+
+// KeyAttached is the event recording the attached key a: its id and time
+// derive from the key store's row, so whoever appends it (a request, its
+// retry, the investigator) appends the same event. It names the key ring
+// entry and the expiry, never the key.
+func KeyAttached(app Appender, a keystore.Attachment, correlationID string) (events.Event, error) {
+	expires := a.ExpiresAt.UTC().Format(time.RFC3339Nano)
+	return app.NewEventWithID(&events.InvestigationKeyAttachedV1{InvestigationID: a.InvestigationID, KeyID: a.KeyID,
+		ExpiresAt: expires}, events.KeyAttachedEventID(a.InvestigationID, a.KeyID, expires), a.CreatedAt, correlationID, "")
 }

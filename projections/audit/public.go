@@ -20,7 +20,17 @@ import (
 //     attached, its expiry and credential USER stay);
 //   - worker instance names, blob-store keys of images (their sha256
 //     stays, so anyone can check an image) and correlation/causation ids
-//     (API request ids).
+//     (API request ids);
+//   - the free text of failures, which can name the deployment's network
+//     (the DNS resolver's address, refused private addresses, internal
+//     hosts of the model provider, the search provider or the stores):
+//     image skip reasons and the server's source fetch error become public
+//     categories (blocked_address, dns_failure, too_large, timeout, …;
+//     PublicImageReason, PublicSourceFetchError), the web_search tool's
+//     errors "search failed: <category>", and the messages of exchange
+//     errors, attempt failures and investigation failures the public
+//     sentence of their kind (PublicFailureMessage). Class, kind, HTTP
+//     status and provider code stay.
 //
 // Everything else is published: the post version and its hashes, the exact
 // input text, prompts (name, version, sha256 and the rendered
@@ -43,8 +53,15 @@ func (t *Trail) Public() (*Trail, error) {
 	pubExchange := func(x *Exchange) {
 		pub(&x.Step)
 		x.RawRequest, x.RawResponse, x.RequestID = "", "", ""
+		for i := range x.ToolResults {
+			x.ToolResults[i].Output = publicToolOutput(x.ToolResults[i].Name, x.ToolResults[i].Output)
+		}
+		if x.Error != nil {
+			x.Error.Message = PublicFailureMessage(x.Error.Kind)
+		}
 	}
 	if pv := p.PostVersion; pv != nil {
+		pv.ServerFetchError = PublicSourceFetchError(pv.ServerFetchError)
 		pub(&pv.FirstRegistered)
 		pub(pv.ServerVerified)
 		for i := range pv.Anomalies {
@@ -63,6 +80,9 @@ func (t *Trail) Public() (*Trail, error) {
 		pub(&in.Step)
 		for i := range in.Images {
 			in.Images[i].BlobKey = ""
+		}
+		for i := range in.SkippedImages {
+			in.SkippedImages[i].Reason = PublicImageReason(in.SkippedImages[i].Reason)
 		}
 	}
 	for _, a := range p.Attempts {
@@ -88,6 +108,7 @@ func (t *Trail) Public() (*Trail, error) {
 		}
 		if a.Failure != nil {
 			pub(&a.Failure.Step)
+			a.Failure.Message = PublicFailureMessage(a.Failure.Kind)
 		}
 	}
 	if p.Result != nil {
@@ -95,6 +116,7 @@ func (t *Trail) Public() (*Trail, error) {
 	}
 	for i := range p.Failures {
 		pub(&p.Failures[i].Step)
+		p.Failures[i].Reason = PublicFailureReason(p.Failures[i].Reason)
 	}
 	return &p, nil
 }

@@ -15,9 +15,10 @@ import (
 	"github.com/errata-dev/errata/events"
 )
 
-// Dump renders the data tables of database canonically: per table a header
-// line and one JSON array per row (FINAL, so duplicates and unmerged parts
-// do not show), rows sorted by their text. Two databases built from the
+// Dump renders the data tables of database canonically, then the parked
+// records (_parked, without their reason): per table a header line and one
+// JSON array per row (FINAL, so duplicates and unmerged parts do not
+// show), rows sorted by their text. Two databases built from the
 // same log give identical dumps whatever their merge state.
 func Dump(ctx context.Context, conn driver.Conn, database string) ([]byte, error) {
 	return dump(ctx, conn, database, nil)
@@ -70,32 +71,69 @@ func dump(ctx context.Context, conn driver.Conn, database string, below map[even
 		if below != nil {
 			where = " WHERE " + positionFilter(below[TableTopics[table]])
 		}
-		rows, err := conn.Query(ctx, fmt.Sprintf(
+		lines, err := dumpLines(ctx, conn, fmt.Sprintf(
 			"SELECT formatRowNoNewline('JSONCompactEachRow', %s) AS line FROM %s.%s FINAL%s ORDER BY line",
 			columns[table], database, table, where))
 		if err != nil {
 			return nil, fmt.Errorf("dump %s.%s: %w", database, table, err)
 		}
-		var lines [][]byte
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("dump %s.%s: %w", database, table, err)
-			}
-			lines = append(lines, []byte(line))
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("dump %s.%s: %w", database, table, err)
-		}
-		fmt.Fprintf(&out, "# %s (%s) %d rows\n", table, columns[table], len(lines))
-		for _, l := range lines {
-			out.Write(l)
-			out.WriteByte('\n')
-		}
+		writeSection(&out, table, columns[table], lines)
 	}
+	// The parked records are part of the state: a rebuild parks the same.
+	where := ""
+	if below != nil {
+		where = " WHERE " + parkedFilter(below)
+	}
+	lines, err := dumpLines(ctx, conn, fmt.Sprintf(
+		"SELECT formatRowNoNewline('JSONCompactEachRow', %s) AS line FROM %s._parked FINAL%s ORDER BY line",
+		parkedColumns, database, where))
+	if err != nil {
+		return nil, fmt.Errorf("dump %s._parked: %w", database, err)
+	}
+	writeSection(&out, "_parked", parkedColumns, lines)
 	return out.Bytes(), nil
+}
+
+func writeSection(out *bytes.Buffer, table, cols string, lines [][]byte) {
+	fmt.Fprintf(out, "# %s (%s) %d rows\n", table, cols, len(lines))
+	for _, l := range lines {
+		out.Write(l)
+		out.WriteByte('\n')
+	}
+}
+
+func dumpLines(ctx context.Context, conn driver.Conn, query string) ([][]byte, error) {
+	rows, err := conn.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var lines [][]byte
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return nil, err
+		}
+		lines = append(lines, []byte(line))
+	}
+	return lines, rows.Err()
+}
+
+// parkedFilter keeps the _parked rows below the offsets of their topic.
+func parkedFilter(below map[events.Topic]map[int32]int64) string {
+	var conds []string
+	for _, topic := range slices.Sorted(maps.Keys(below)) {
+		conds = append(conds, fmt.Sprintf("(topic = %s AND %s)", quoteString(string(topic)), positionFilter(below[topic])))
+	}
+	if len(conds) == 0 {
+		return "0"
+	}
+	return strings.Join(conds, " OR ")
+}
+
+// quoteString is a ClickHouse string literal.
+func quoteString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
 // Checksum is the sha256 of Dump, in hex.

@@ -16,10 +16,14 @@ import (
 )
 
 // recordingDeadLetter keeps what would go to the dead-letter topic.
-type recordingDeadLetter struct{ recs []*kgo.Record }
+type recordingDeadLetter struct {
+	recs   []*kgo.Record
+	causes []error
+}
 
-func (d *recordingDeadLetter) Send(_ context.Context, rec *kgo.Record, _ error, _ time.Time) error {
+func (d *recordingDeadLetter) Send(_ context.Context, rec *kgo.Record, cause error, _ time.Time) error {
 	d.recs = append(d.recs, rec)
+	d.causes = append(d.causes, cause)
 	return nil
 }
 
@@ -32,6 +36,7 @@ type fixture struct {
 	dl       *recordingDeadLetter
 }
 
+// newFixture reads the simulated workload's topics (newWorkload).
 func newFixture(t testing.TB, insertRows int) fixture {
 	t.Helper()
 	conn, db, url := clickHouse(t)
@@ -40,7 +45,7 @@ func newFixture(t testing.TB, insertRows int) fixture {
 	require.NoError(t, metrics.Migrate(ctx, conn, logging.Discard()))
 	dl := &recordingDeadLetter{}
 	return fixture{conn: conn, database: db, url: url, dl: dl,
-		proj: metrics.NewProjector(conn, events.NewCatalogRegistry(), dl, insertRows, logging.Discard())}
+		proj: metrics.NewProjector(conn, events.NewCatalogRegistry(), simTopics, dl, insertRows, logging.Discard())}
 }
 
 func (f fixture) feed(t testing.TB, batches []kafka.Batch) {
@@ -194,7 +199,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	require.NoError(t, metrics.Migrate(ctx, f.conn, logging.Discard()))
 	var n uint64
 	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM _migrations FINAL").Scan(&n))
-	require.EqualValues(t, 2, n)
+	require.EqualValues(t, 3, n)
 	var views uint64
 	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'").Scan(&views))
 	require.EqualValues(t, 9, views)

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/errata-dev/errata/events"
@@ -66,6 +68,14 @@ type rowSet struct {
 	claims         []claimRow
 }
 
+// merge appends o's rows.
+func (s *rowSet) merge(o *rowSet) {
+	s.postVersions = append(s.postVersions, o.postVersions...)
+	s.views = append(s.views, o.views...)
+	s.investigations = append(s.investigations, o.investigations...)
+	s.claims = append(s.claims, o.claims...)
+}
+
 func (s *rowSet) len() int {
 	return len(s.postVersions) + len(s.views) + len(s.investigations) + len(s.claims)
 }
@@ -84,6 +94,34 @@ var handledTypes = map[string]bool{
 // Handles reports whether the projection reads events of the stored type t.
 func Handles(t string) bool { return handledTypes[t] }
 
+// handledFamily reports whether t is "<aggregate>.<name>.v<N>" for an
+// aggregate and name the projection reads in some version.
+func handledFamily(t string) bool {
+	i := strings.LastIndex(t, ".v")
+	if i <= 0 {
+		return false
+	}
+	version := t[i+2:]
+	if version == "" || version[0] == '0' || strings.Trim(version, "0123456789") != "" {
+		return false
+	}
+	for h := range handledTypes {
+		if j := strings.LastIndex(h, ".v"); h[:j] == t[:i] {
+			return true
+		}
+	}
+	return false
+}
+
+// The ranges of DateTime64(3, 'UTC') (up to 2299 in ClickHouse, but
+// clickhouse-go encodes through UnixNano, which ends in 2262) and Date.
+var (
+	minDateTime64 = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxDateTime64 = time.Unix(0, math.MaxInt64).UTC().Truncate(time.Millisecond)
+	minDate       = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxDate       = time.Date(2149, 6, 6, 23, 59, 59, 999_000_000, time.UTC)
+)
+
 // ms truncates an event time to the tables' precision (DateTime64(3)).
 func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
@@ -91,6 +129,16 @@ func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 // the same event always yields the same rows.
 func (s *rowSet) add(ev events.Event, pos position) error {
 	at := ms(ev.Time)
+	// ClickHouse stores a time outside its types' ranges as another time,
+	// silently: such an event is refused instead.
+	first, last := minDateTime64, maxDateTime64
+	if _, view := ev.Payload.(*events.PostViewRecordedV2); view {
+		first, last = minDate, maxDate // viewed_on is a Date
+	}
+	if at.Before(first) || at.After(last) {
+		return fmt.Errorf("%w: event time %s is outside what ClickHouse stores (%s to %s)", errRowRefused,
+			at.Format(time.RFC3339Nano), first.Format(time.DateOnly), last.Format(time.DateOnly))
+	}
 	switch p := ev.Payload.(type) {
 	case *events.PostVersionRegisteredV1:
 		r := postVersionRow{EventID: ev.ID, PostID: p.PostID, PostVersionID: p.PostVersionID, Platform: p.Platform,

@@ -17,6 +17,9 @@ import (
 	"github.com/errata-dev/errata/projections/metrics"
 )
 
+// simTopics are the topics of the simulated partitions.
+var simTopics = events.Topics{Prefix: "sim."}
+
 // workloadStart is the first event time: analysts' README examples query
 // March 2026, so the workload lives there.
 var workloadStart = time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
@@ -158,7 +161,7 @@ func newWorkload(seed uint64, posts, partitions int) workload {
 	}
 	// Aggregates interleave in time; each keeps its own order.
 	sort.SliceStable(all, func(a, b int) bool { return all[a].at.Before(all[b].at) })
-	w := workload{topics: events.Topics{Prefix: "sim."}}
+	w := workload{topics: simTopics}
 	next := map[string]int64{}
 	for n, t := range all {
 		ev, err := reg.New(t.p, events.Meta{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("metrics-%d-%d", seed, n))).String(), Time: t.at})

@@ -18,7 +18,8 @@ import (
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
-// frameworkMigration creates the tables every projection schema has.
+// frameworkMigration creates the tables every projection schema has. It runs
+// on every Migrate, so a table added here reaches existing schemas.
 const frameworkMigration = `
 CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    text PRIMARY KEY,
@@ -32,6 +33,27 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
 	-- time of the last applied event (never the wall clock)
 	event_time  timestamptz,
 	PRIMARY KEY (projector, topic, partition)
+);
+-- Records the projection can never apply (see Projector): written in the
+-- transaction that moves the checkpoint past them, with values taken from
+-- the record only (never the wall clock), so a rebuild parks the same rows.
+CREATE TABLE IF NOT EXISTS projection_parked (
+	projector   text        NOT NULL,
+	topic       text        NOT NULL,
+	partition   int         NOT NULL,
+	log_offset  bigint      NOT NULL,
+	-- from the decoded event, else the record's errata-id header
+	event_id    text,
+	-- the record's errata-type header (the type as stored)
+	event_type  text,
+	-- 'deterministic' (applying it fails every time) or 'decode'
+	class       text        NOT NULL,
+	reason      text        NOT NULL,
+	-- the record's timestamp in the log
+	record_time timestamptz NOT NULL,
+	-- the event's time, when it decodes
+	event_time  timestamptz,
+	PRIMARY KEY (projector, topic, partition, log_offset)
 );`
 
 // Migrate creates schema if needed and applies the *.sql files of migrations

@@ -95,7 +95,7 @@ func TestMigrateServingIsIdempotentAndSchemaLocal(t *testing.T) {
 	for _, want := range []string{
 		"authors", "content_blobs", "html_blobs", "image_occurrence_sets", "image_occurrences",
 		"lesswrong_version_meta", "post_versions", "post_view_credits", "posts",
-		"projection_checkpoints", "schema_migrations", "substack_version_meta",
+		"projection_checkpoints", "projection_parked", "schema_migrations", "substack_version_meta",
 		"wikipedia_version_meta", "x_version_meta",
 	} {
 		require.Contains(t, tables, want)
@@ -132,7 +132,7 @@ func TestMigrateOrderOnceAndRollback(t *testing.T) {
 	require.ErrorContains(t, err, "migration 0002_b.sql")
 	require.ErrorContains(t, err, "division by zero")
 	require.Equal(t, []string{"0001_a"}, versions(t, pool))
-	require.Equal(t, []string{"a", "projection_checkpoints", "schema_migrations"}, tablesIn(t, pool, "custom"),
+	require.Equal(t, []string{"a", "projection_checkpoints", "projection_parked", "schema_migrations"}, tablesIn(t, pool, "custom"),
 		"the failed migration is rolled back and later ones do not run")
 
 	migs["0002_b.sql"] = &fstest.MapFile{Data: []byte(`CREATE TABLE b (y int);`)}

@@ -1,10 +1,13 @@
 package pgproj
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,7 +44,9 @@ type PositionedApplier interface {
 	ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []Positioned) error
 }
 
-// DeadLetterer parks a record that cannot be decoded.
+// DeadLetterer publishes a copy of a record the projector parks, with the
+// cause (marked kafka.Permanent or kafka.Undecodable, whose class the copy
+// carries) and the record's log time.
 type DeadLetterer interface {
 	Send(ctx context.Context, rec *kgo.Record, cause error, now time.Time) error
 }
@@ -50,6 +55,23 @@ type DeadLetterer interface {
 // the partition's next offset commit in one transaction, and a record below
 // the stored offset is skipped. Redelivery, a rebalance, a zombie instance
 // and a replay therefore all leave the same rows.
+//
+// An event the projection can never apply is parked, never retried and
+// never allowed to stop the projection: a record that does not decode
+// (kafka.ClassDecode: an invalid envelope or payload, or an unknown version
+// of a type the applier handles), and an event whose application fails
+// deterministically on its own (kafka.ClassDeterministic, see
+// IsDeterministic: a NUL in a text column, a key too large for its index, a
+// document the search store refuses). When a batch fails that way, it is
+// applied again in halves under savepoints, down to single events, so
+// exactly the events that fail alone are left out, in log order; the rest
+// of the batch is applied. Each parked event gets a projection_parked row
+// (in the transaction that moves the checkpoint past it) and a copy on the
+// dead-letter topic. Whether an event fails depends only on the events
+// applied before it, so a rebuild from offset 0 parks the same events and
+// writes the same rows whatever its batches. Any other failure (a lost
+// connection, a timeout) fails the batch: nothing is kept, and the runner
+// retries it.
 type Projector struct {
 	name       string
 	pool       *pgxpool.Pool
@@ -92,6 +114,20 @@ func (p *Projector) Positions(ctx context.Context, topics []string) (map[string]
 	return out, rows.Err()
 }
 
+// item is a decoded event with the record it came from.
+type item struct {
+	ev  events.Event
+	rec *kgo.Record
+}
+
+// parked is a record the projection leaves out, with its cause (marked
+// kafka.Permanent or kafka.Undecodable).
+type parked struct {
+	rec   *kgo.Record
+	ev    *events.Event
+	cause error
+}
+
 // Handle implements kafka.Handler.
 func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 	tx, err := p.pool.Begin(ctx)
@@ -112,46 +148,63 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 		return fmt.Errorf("lock checkpoint: %w", err)
 	}
 
-	evs := make([]events.Event, 0, len(b.Records))
-	var offsets []int64
+	var items []item
+	var park []parked
 	var last *kgo.Record
-	var lastTime *time.Time
 	for _, rec := range b.Records {
 		if rec.Offset < next {
 			continue // already applied
 		}
 		last = rec
-		if !p.applier.Handles(header(rec, events.HeaderType)) {
-			continue
-		}
-		ev, err := p.registry.Decode(rec.Value)
-		if err != nil {
-			if dlErr := p.deadLetter.Send(ctx, rec, err, rec.Timestamp); dlErr != nil {
-				return dlErr
+		typ := header(rec, events.HeaderType)
+		if !p.applier.Handles(typ) {
+			if p.unknownVersionOfHandled(typ) {
+				park = append(park, parked{rec: rec, cause: kafka.Undecodable(fmt.Errorf(
+					"%w: %s (another version of a type this projector applies; written by a newer release?)", events.ErrUnknownType, typ))})
 			}
 			continue
 		}
-		evs = append(evs, ev)
-		offsets = append(offsets, rec.Offset)
-		t := ev.Time
-		lastTime = &t
+		ev, err := p.registry.Decode(rec.Value)
+		if err == nil && ev.Payload.EventType() != p.registry.CurrentType(typ) {
+			err = fmt.Errorf("header %s %q does not match the envelope's type (decodes to %s)", events.HeaderType, typ, ev.Payload.EventType())
+		}
+		if err != nil {
+			park = append(park, parked{rec: rec, cause: kafka.Undecodable(err)})
+			continue
+		}
+		items = append(items, item{ev: ev, rec: rec})
 	}
 	if last == nil {
 		return nil // the whole batch was applied before
 	}
-	if len(evs) > 0 {
-		var err error
-		if pa, ok := p.applier.(PositionedApplier); ok {
-			pos := make([]Positioned, len(evs))
-			for i, ev := range evs {
-				pos[i] = Positioned{Event: ev, Topic: b.Topic, Partition: b.Partition, Offset: offsets[i]}
-			}
-			err = pa.ApplyPositioned(ctx, tx, pos)
-		} else {
-			err = p.applier.Apply(ctx, tx, evs)
+	failed, err := p.applyIsolating(ctx, tx, b, items)
+	if err != nil {
+		return fmt.Errorf("apply %s/%d@%d..%d: %w", b.Topic, b.Partition, b.Records[0].Offset, last.Offset, err)
+	}
+	park = append(park, failed...)
+	slices.SortFunc(park, func(x, y parked) int { return cmp.Compare(x.rec.Offset, y.rec.Offset) })
+
+	// The checkpoint's event time is that of the last event applied.
+	var lastTime *time.Time
+	for i := len(items) - 1; i >= 0; i-- {
+		if !slices.ContainsFunc(failed, func(f parked) bool { return f.rec == items[i].rec }) {
+			t := items[i].ev.Time
+			lastTime = &t
+			break
 		}
-		if err != nil {
-			return fmt.Errorf("apply %s/%d@%d..%d: %w", b.Topic, b.Partition, b.Records[0].Offset, last.Offset, err)
+	}
+	// The rows go in before the dead letters: a copy is only sent once its
+	// row is certain to be written with this commit. A crash between the
+	// sends and the commit sends the copies again on redelivery; readers of
+	// the dead-letter topic dedupe by source (see kafka.HeaderDLQGroup).
+	for _, pk := range park {
+		if err := p.insertParked(ctx, tx, b, pk); err != nil {
+			return err
+		}
+	}
+	for _, pk := range park {
+		if err := p.deadLetter.Send(ctx, pk.rec, pk.cause, pk.rec.Timestamp); err != nil {
+			return err
 		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE projection_checkpoints
@@ -164,6 +217,153 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// applyIsolating applies items in tx under a savepoint. When that fails
+// deterministically it rolls back to the savepoint and applies each half
+// the same way, so that in the end every event that fails on its own is
+// returned (parked, in log order) and all others are applied, in log
+// order. Any other failure is returned as is (the whole batch is retried).
+func (p *Projector) applyIsolating(ctx context.Context, tx pgx.Tx, b kafka.Batch, items []item) ([]parked, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("savepoint: %w", err)
+	}
+	err = p.apply(ctx, sp, b, items)
+	if err == nil {
+		if err := sp.Commit(ctx); err != nil {
+			return nil, fmt.Errorf("release savepoint: %w", err)
+		}
+		return nil, nil
+	}
+	if rbErr := sp.Rollback(ctx); rbErr != nil {
+		return nil, errors.Join(err, fmt.Errorf("rollback to savepoint: %w", rbErr))
+	}
+	if !IsDeterministic(err) || ctx.Err() != nil {
+		return nil, err
+	}
+	if len(items) == 1 {
+		it := items[0]
+		cause := err
+		if !kafka.IsPermanent(cause) {
+			cause = kafka.Permanent(cause)
+		}
+		return []parked{{rec: it.rec, ev: &it.ev, cause: cause}}, nil
+	}
+	half := len(items) / 2
+	left, err := p.applyIsolating(ctx, tx, b, items[:half])
+	if err != nil {
+		return nil, err
+	}
+	right, err := p.applyIsolating(ctx, tx, b, items[half:])
+	if err != nil {
+		return nil, err
+	}
+	return append(left, right...), nil
+}
+
+// apply hands items to the applier.
+func (p *Projector) apply(ctx context.Context, tx pgx.Tx, b kafka.Batch, items []item) error {
+	if pa, ok := p.applier.(PositionedApplier); ok {
+		pos := make([]Positioned, len(items))
+		for i, it := range items {
+			pos[i] = Positioned{Event: it.ev, Topic: b.Topic, Partition: b.Partition, Offset: it.rec.Offset}
+		}
+		return pa.ApplyPositioned(ctx, tx, pos)
+	}
+	evs := make([]events.Event, len(items))
+	for i, it := range items {
+		evs[i] = it.ev
+	}
+	return p.applier.Apply(ctx, tx, evs)
+}
+
+// unknownVersionOfHandled reports whether typ is a type the registry does
+// not know that names another version of a type the applier handles (a
+// payload of a future schema version). Unknown types of other names are
+// skipped like any type the applier does not handle.
+func (p *Projector) unknownVersionOfHandled(typ string) bool {
+	if typ == "" {
+		return false
+	}
+	if _, ok := p.registry.Lookup(typ); ok {
+		return false
+	}
+	name, ok := typeName(typ)
+	if !ok {
+		return false
+	}
+	for _, t := range p.registry.Types() {
+		if n, _ := typeName(t); n == name && p.applier.Handles(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// typeName is a type string without its version: "post.viewed" of
+// "post.viewed.v3".
+func typeName(typ string) (string, bool) {
+	i := strings.LastIndex(typ, ".v")
+	if i <= 0 || i+2 == len(typ) {
+		return "", false
+	}
+	for _, c := range typ[i+2:] {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return typ[:i], true
+}
+
+// Bounds of the text columns of projection_parked.
+const (
+	maxParkedReason = 4096
+	maxParkedField  = 256
+)
+
+// insertParked writes pk's row. Every value comes from the record (or its
+// event), never the clock, and text that Postgres refuses (a NUL, invalid
+// UTF-8 from a hostile header or an echoed value) is replaced, so the row
+// itself can always be written.
+func (p *Projector) insertParked(ctx context.Context, tx pgx.Tx, b kafka.Batch, pk parked) error {
+	var eventID, eventType *string
+	var eventTime *time.Time
+	if pk.ev != nil {
+		id := storable(pk.ev.ID, maxParkedField)
+		eventID = &id
+		t := pk.ev.Time
+		eventTime = &t
+	} else if v := header(pk.rec, events.HeaderID); v != "" {
+		id := storable(v, maxParkedField)
+		eventID = &id
+	}
+	if v := header(pk.rec, events.HeaderType); v != "" {
+		typ := storable(v, maxParkedField)
+		eventType = &typ
+	}
+	class := kafka.PermanentClass(pk.cause)
+	if _, err := tx.Exec(ctx, `INSERT INTO projection_parked (projector, topic, partition, log_offset,
+			event_id, event_type, class, reason, record_time, event_time)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT DO NOTHING`,
+		p.name, b.Topic, b.Partition, pk.rec.Offset, eventID, eventType, class,
+		storable(pk.cause.Error(), maxParkedReason), pk.rec.Timestamp, eventTime); err != nil {
+		return fmt.Errorf("park %s/%d@%d: %w", b.Topic, b.Partition, pk.rec.Offset, err)
+	}
+	p.log.Warn("event parked", "topic", b.Topic, "partition", b.Partition, "offset", pk.rec.Offset,
+		"class", class, "err", pk.cause)
+	return nil
+}
+
+// storable makes s safe for a Postgres text column and at most n bytes.
+func storable(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	return kafka.TruncateUTF8(s, n)
 }
 
 func header(rec *kgo.Record, key string) string {

@@ -67,6 +67,7 @@ type sent struct {
 	offset int64
 	cause  string
 	now    time.Time
+	class  string
 }
 
 // deadLetters records what the projector parks, or fails with err.
@@ -82,7 +83,7 @@ func (d *deadLetters) Send(_ context.Context, rec *kgo.Record, cause error, now 
 	if d.err != nil {
 		return d.err
 	}
-	d.sent = append(d.sent, sent{rec.Offset, cause.Error(), now})
+	d.sent = append(d.sent, sent{rec.Offset, cause.Error(), now, kafka.PermanentClass(cause)})
 	return nil
 }
 
@@ -310,12 +311,24 @@ func TestProjectorDeadLettersPoison(t *testing.T) {
 		got := f.dl.sent[i]
 		require.Equal(t, want.offset, got.offset)
 		require.Contains(t, got.cause, want.cause)
+		require.Equal(t, "decode", got.class)
 		require.True(t, t0.Add(time.Hour+time.Duration(want.offset)*time.Second).Equal(got.now), "dead-letter time is the record's timestamp")
 	}
+	// Each is parked in the projection too, with the same reason.
+	rows := parkedRows(t, f.pool, "p1")
+	require.Len(t, rows, 3)
+	for i, s := range f.dl.sent {
+		id := "NULL" // from the errata-id header, which only the encoded record has
+		if s.offset == 4 {
+			id = eventUUID("view-4")
+		}
+		require.Equal(t, parkedRow(s.offset, view, "decode", nil, id, s.cause), rows[i])
+	}
 
-	// Redelivery does not dead-letter the poison again.
+	// Redelivery does not dead-letter or park the poison again.
 	require.NoError(t, f.handle(rawRecord(0, 1, view, "{not json"), valid))
 	require.Len(t, f.dl.sent, 3)
+	require.Equal(t, rows, parkedRows(t, f.pool, "p1"))
 }
 
 // TestProjectorFailuresRollBack: when dead-lettering or applying fails,

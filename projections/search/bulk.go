@@ -13,6 +13,8 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
+
+	"github.com/errata-dev/errata/internal/kafka"
 )
 
 // Document is one search document to index at an external version.
@@ -30,7 +32,12 @@ var ErrBulkRejected = errors.New("elasticsearch kept rejecting documents (429)")
 // version (or a newer one) is already there answers 409 and counts as
 // indexed; 429s, for the whole request or single items, are retried with
 // exponential back-off a bounded number of times; any other failure is an
-// error naming the document.
+// error naming the document. A document Elasticsearch refuses for what it
+// is (HTTP 400: a mapping or parse failure, an immense term, an illegal
+// argument; 413: too large) is refused every time: the error is then
+// marked kafka.Permanent, so the projector parks the event that built the
+// document instead of retrying it forever. Every other failure (5xx, a
+// read-only or missing index, a lost connection) is transient.
 type Bulk struct {
 	es *elasticsearch.Client
 	// MaxAttempts bounds the tries of one document (default 6).
@@ -131,6 +138,13 @@ func (b *Bulk) send(ctx context.Context, index string, docs []Document) ([]Docum
 		_, _ = io.Copy(io.Discard, res.Body)
 		return docs, nil
 	}
+	if res.StatusCode == http.StatusRequestEntityTooLarge {
+		_, _ = io.Copy(io.Discard, res.Body)
+		// No index name or request size (which counts it) in the message:
+		// see the refused items below.
+		return nil, kafka.Permanent(fmt.Errorf("elasticsearch refused %d documents (first %s) as too large: HTTP 413",
+			len(docs), docs[0].ID))
+	}
 	if res.IsError() {
 		return nil, fmt.Errorf("bulk index into %s: %w", index, readError(res))
 	}
@@ -146,6 +160,7 @@ func (b *Bulk) send(ctx context.Context, index string, docs []Document) ([]Docum
 	}
 	var retry []Document
 	var failures []string
+	refusedOnly := true
 	for i, item := range ans.Items {
 		r := item["index"]
 		switch {
@@ -159,12 +174,28 @@ func (b *Bulk) send(ctx context.Context, index string, docs []Document) ([]Docum
 			if r.Error != nil {
 				reason = r.Error.Type + ": " + r.Error.Reason
 			}
+			refusedOnly = refusedOnly && refusesDocument(r.Status)
 			failures = append(failures, fmt.Sprintf("%s (version %d): HTTP %d %s", docs[i].ID, docs[i].Version, r.Status, reason))
 		}
+	}
+	if len(failures) > 0 && refusedOnly {
+		// No index name in the message: a projector stores it with the
+		// parked event, and a rebuild into another generation's index
+		// must park the same row.
+		return nil, kafka.Permanent(fmt.Errorf("elasticsearch refused %d of %d documents: %s",
+			len(failures), len(docs), strings.Join(failures, "; ")))
 	}
 	if len(failures) > 0 {
 		return nil, fmt.Errorf("bulk index into %s: %d of %d documents failed: %s",
 			index, len(failures), len(docs), strings.Join(failures, "; "))
 	}
 	return retry, nil
+}
+
+// refusesDocument reports item statuses that refuse the document itself
+// (so every retry fails alike): 400 (mapper_parsing_exception,
+// document_parsing_exception, illegal_argument_exception such as an
+// immense term, strict_dynamic_mapping_exception) and 413.
+func refusesDocument(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/stretchr/testify/require"
 
+	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/search"
 )
 
@@ -98,10 +100,11 @@ func TestBulkBacksOffOn429(t *testing.T) {
 		}
 	}
 	cases := []struct {
-		name      string
-		script    func(call int, ids []string) (int, []int)
-		wantCalls [][]string
-		wantErr   string
+		name          string
+		script        func(call int, ids []string) (int, []int)
+		wantCalls     [][]string
+		wantErr       string
+		wantPermanent bool
 	}{
 		{
 			name: "whole request 429, then accepted",
@@ -130,12 +133,45 @@ func TestBulkBacksOffOn429(t *testing.T) {
 			wantErr:   "kept rejecting documents (429)",
 		},
 		{
-			name: "another item error fails the batch, naming the document",
+			name: "a refused document fails the batch for good, naming the document but not the index",
 			script: func(int, []string) (int, []int) {
 				return http.StatusOK, []int{201, 400, 201}
 			},
+			wantCalls:     [][]string{{"a", "b", "c"}},
+			wantErr:       "elasticsearch refused 1 of 3 documents: b (version 2): HTTP 400 mapper_parsing_exception: failed to parse field [x]",
+			wantPermanent: true,
+		},
+		{
+			name: "refused documents and a 429 together: refused for good",
+			script: func(int, []string) (int, []int) {
+				return http.StatusOK, []int{413, 429, 400}
+			},
+			wantCalls:     [][]string{{"a", "b", "c"}},
+			wantErr:       "elasticsearch refused 2 of 3 documents: a (version 1): HTTP 413 mapper_parsing_exception: failed to parse field [x]; c (version 3)",
+			wantPermanent: true,
+		},
+		{
+			name: "a refused document next to an unavailable shard: transient",
+			script: func(int, []string) (int, []int) {
+				return http.StatusOK, []int{400, 503, 201}
+			},
 			wantCalls: [][]string{{"a", "b", "c"}},
-			wantErr:   "b (version 2): HTTP 400 mapper_parsing_exception: failed to parse field [x]",
+			wantErr:   "bulk index into idx: 2 of 3 documents failed: a (version 1): HTTP 400",
+		},
+		{
+			name: "a read-only index (403): transient",
+			script: func(int, []string) (int, []int) {
+				return http.StatusOK, []int{403, 201, 201}
+			},
+			wantCalls: [][]string{{"a", "b", "c"}},
+			wantErr:   "bulk index into idx: 1 of 3 documents failed: a (version 1): HTTP 403",
+		},
+		{
+			name:          "whole request 413: refused for good",
+			script:        func(int, []string) (int, []int) { return http.StatusRequestEntityTooLarge, nil },
+			wantCalls:     [][]string{{"a", "b", "c"}},
+			wantErr:       "elasticsearch refused 3 documents (first a) as too large: HTTP 413",
+			wantPermanent: true,
 		},
 		{
 			name:      "whole request 500 fails at once",
@@ -159,6 +195,8 @@ func TestBulkBacksOffOn429(t *testing.T) {
 				require.NoError(t, err)
 			} else {
 				require.ErrorContains(t, err, tc.wantErr)
+				require.Equal(t, tc.wantPermanent, kafka.IsPermanent(err))
+				require.Equal(t, tc.wantPermanent, pgproj.IsDeterministic(err))
 			}
 			require.Equal(t, tc.wantCalls, fake.calls)
 		})

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -289,6 +290,10 @@ type creditKey struct {
 // already stored for the (post, day) pairs in the batch are loaded once; the
 // decisions are made here in event order; the results are written in bulk.
 func (a *Applier) applyViews(ctx context.Context, tx pgx.Tx, views []view) error {
+	views, err := registeredViews(ctx, tx, views)
+	if err != nil || len(views) == 0 {
+		return err
+	}
 	var qPosts []string
 	var qDays []time.Time
 	seenPair := map[creditKey]bool{}
@@ -385,6 +390,46 @@ func (a *Applier) applyViews(ctx context.Context, tx pgx.Tx, views []view) error
 		return fmt.Errorf("count views: %d of %d posts exist; a view preceded its post's registration", tag.RowsAffected(), len(ids))
 	}
 	return nil
+}
+
+// registeredViews keeps the views of versions registered for the view's
+// post. The API appends a view only of a version it found registered (in
+// the projection or on the log), keyed by its post, so the registration is
+// applied first; a view of any other version (one whose registration was
+// parked, a hand-made event) counts nothing, the same way on every replay.
+func registeredViews(ctx context.Context, tx pgx.Tx, views []view) ([]view, error) {
+	ids := make([]string, 0, len(views))
+	seen := map[string]bool{}
+	for _, v := range views {
+		if id := strings.ToLower(v.p.PostVersionID); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT id::text, post_id::text FROM post_versions WHERE id = ANY($1::uuid[])`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load versions: %w", err)
+	}
+	postOf := map[string]string{}
+	for rows.Next() {
+		var id, post string
+		if err := rows.Scan(&id, &post); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		postOf[id] = post
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load versions: %w", err)
+	}
+	out := make([]view, 0, len(views))
+	for _, v := range views {
+		if post, ok := postOf[strings.ToLower(v.p.PostVersionID)]; ok && post == strings.ToLower(v.p.PostID) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // utcDay is the UTC calendar day of t, the credit bucket.

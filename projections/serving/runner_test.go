@@ -84,7 +84,7 @@ func TestServingThroughRunner(t *testing.T) {
 		u := &untilApplied{h: p.proj, cancel: stop, want: want, got: map[int32][]int64{}}
 		r, err := kafka.NewRunner(kafka.RunnerConfig{
 			Brokers: brokers, Group: group, Topics: []string{postsName}, Positions: p.proj,
-			MaxAttempts: 2, Backoff: time.Millisecond, MaxBackoff: time.Millisecond,
+			Backoff: time.Millisecond, MaxBackoff: time.Millisecond,
 		}, u, logging.Discard())
 		require.NoError(t, err)
 		require.NoError(t, r.Run(rctx))

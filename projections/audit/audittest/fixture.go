@@ -87,7 +87,7 @@ func registration(externalID, provenance string) *events.PostVersionRegisteredV1
 func base(name, externalID string) (*seq, *Fixture, *events.PostVersionRegisteredV1) {
 	s := &seq{name: name, at: Start, reg: events.NewCatalogRegistry()}
 	r := registration(externalID, events.ProvenanceClientFallback)
-	r.ServerFetchError = "X posts cannot be verified by the server"
+	r.ServerFetchError = "X posts cannot be verified server-side" // producers/ingest's text
 	f := &Fixture{PostID: r.PostID, PostVersionID: r.PostVersionID, InvestigationID: events.InvestigationID(r.PostVersionID)}
 	first := s.next(r, "")
 	f.Posts = append(f.Posts, first,
@@ -111,7 +111,7 @@ func snapshot(f *Fixture, r *events.PostVersionRegisteredV1) *events.Investigati
 	return &events.InvestigationInputSnapshottedV1{InvestigationID: f.InvestigationID, PostID: r.PostID, PostVersionID: r.PostVersionID,
 		Platform: r.Platform, URL: r.URL, Provenance: r.Provenance, Format: events.InputFormatText, MarkdownSource: events.MarkdownSourceNone,
 		Content: postText, ContentSHA256: hash(postText), Text: postText, TextSHA256: hash(postText), WordCount: r.WordCount,
-		Images: []events.SnapshotImageV1{}, SkippedImages: []events.SkippedImageV1{{URL: "https://pbs.twimg.com/media/a.svg", Reason: "unsupported image type"}}}
+		Images: []events.SnapshotImageV1{}, SkippedImages: []events.SkippedImageV1{{URL: "https://pbs.twimg.com/media/a.svg", Reason: "not a JPEG, PNG, GIF or WebP image"}}}
 }
 
 var (
