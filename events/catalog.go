@@ -82,6 +82,11 @@ func Catalog() []Definition {
 			Subject: subjectOf(func(p *InvestigationClaimValidatedV1) string { return p.InvestigationID }),
 		},
 		{
+			Type: TypeInvestigationClaimAssessedV1, Topic: TopicInvestigations, Aggregate: "investigation",
+			New:     func() Payload { return &InvestigationClaimAssessedV1{} },
+			Subject: subjectOf(func(p *InvestigationClaimAssessedV1) string { return p.InvestigationID }),
+		},
+		{
 			Type: TypeInvestigationAttemptFailedV1, Topic: TopicInvestigations, Aggregate: "investigation",
 			New:     func() Payload { return &InvestigationAttemptFailedV1{} },
 			Subject: subjectOf(func(p *InvestigationAttemptFailedV1) string { return p.InvestigationID }),

@@ -95,6 +95,11 @@ type ClaimV1 struct {
 	Summary   string     `json:"summary"`
 	Reasoning string     `json:"reasoning"`
 	Sources   []SourceV1 `json:"sources"`
+	// SubmissionID names the submission the claim was published from, whose
+	// claim_assessed event holds its evidence assessment (absent for claims
+	// retained from a prior investigation and in events written before
+	// assessments existed).
+	SubmissionID string `json:"submission_id,omitempty"`
 }
 
 func (c ClaimV1) validate(investigationID string, n int) error {
@@ -109,6 +114,9 @@ func (c ClaimV1) validate(investigationID string, n int) error {
 	}
 	if len(c.Sources) == 0 {
 		errs = append(errs, fmt.Errorf("claim %d: no sources", n))
+	}
+	if c.SubmissionID != "" && !validUUID(c.SubmissionID) {
+		errs = append(errs, fmt.Errorf("claim %d: submission_id must be a UUID", n))
 	}
 	for i, src := range c.Sources {
 		u, err := url.Parse(src.URL)
