@@ -41,6 +41,9 @@ logs:
 test: build
 	deploy/local/up
 	ERRATA_INTEGRATION=1 $(GO) test $(GOFLAGS) -count=1 -timeout 30m $(PKGS)
+	@echo "the evidence engine on the development datasets (gold-evidence lane, no LLM; ../shared/datasets):"
+	$(BIN) eval --dataset climate-fever --lane gold --file ../shared/datasets/climate-fever.dev.jsonl
+	$(BIN) eval --dataset fcb-factuality --lane gold --file ../shared/datasets/factcheck-bench.subtask4_claim_factuality.dev.jsonl
 	cd extension && npm ci --no-audit --no-fund && npm test && npm run build && npm run lint:firefox && npm run e2e
 	@echo "fault tests (they restart the shared Kafka broker, so they run alone):"
 	ERRATA_INTEGRATION=1 ERRATA_FAULT_TESTS=1 $(GO) test $(GOFLAGS) -count=1 -timeout 10m -run 'Restart' ./cmd/errata/

@@ -150,6 +150,10 @@ func (noServing) AuthorsOfPosts(context.Context, []string) (map[string]serving.P
 	return map[string]serving.PublicAuthor{}, nil
 }
 
+func (noServing) AssessmentsOfClaims(context.Context, []string) (map[string]serving.Assessment, error) {
+	return map[string]serving.Assessment{}, nil
+}
+
 func TestClientAddr(t *testing.T) {
 	socket := netip.MustParseAddr("192.0.2.1")
 	hdr := func(v string) func(string) string { return func(string) string { return v } }

@@ -54,6 +54,8 @@ const (
 const (
 	StageInvestigator = "INVESTIGATOR"
 	StageValidator    = "VALIDATOR"
+	// StageAssessor is the evidence engine's stance calls for one claim.
+	StageAssessor = "ASSESSOR"
 )
 
 // Failure classes of an attempt.
@@ -324,10 +326,10 @@ type ToolResultV1 struct {
 type InvestigationExchangeRecordedV1 struct {
 	AttemptRef
 	Stage string `json:"stage"`
-	// SubmissionID is the claim a VALIDATOR exchange judges.
+	// SubmissionID is the claim a VALIDATOR or ASSESSOR exchange judges.
 	SubmissionID string `json:"submission_id,omitempty"`
-	// Round counts the exchanges of a stage-1 attempt (1-based), or the
-	// tries of one validation.
+	// Round counts the exchanges of a stage-1 attempt (1-based), the
+	// tries of one validation, or the stance exchanges of one assessment.
 	Round       int             `json:"round"`
 	Prompt      PromptRefV1     `json:"prompt"`
 	Provider    string          `json:"provider"`
@@ -369,6 +371,10 @@ func (p InvestigationExchangeRecordedV1) Validate() error {
 	case StageValidator:
 		if !validUUID(p.SubmissionID) {
 			errs = append(errs, errors.New("a validator exchange needs a submission_id"))
+		}
+	case StageAssessor:
+		if !validUUID(p.SubmissionID) {
+			errs = append(errs, errors.New("an assessor exchange needs a submission_id"))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("stage %q is unknown", p.Stage))

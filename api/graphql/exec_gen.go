@@ -30,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	PostInvestigationSummary() PostInvestigationSummaryResolver
+	PublicClaim() PublicClaimResolver
 	PublicInvestigation() PublicInvestigationResolver
 	PublicPost() PublicPostResolver
 	Query() QueryResolver
@@ -39,6 +40,38 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AssessedSource struct {
+		Contradict func(childComplexity int) int
+		Domain     func(childComplexity int) int
+		Entail     func(childComplexity int) int
+		Neutral    func(childComplexity int) int
+		Origin     func(childComplexity int) int
+		Rule       func(childComplexity int) int
+		Tier       func(childComplexity int) int
+		URL        func(childComplexity int) int
+	}
+
+	AssessmentFeatures struct {
+		AgreeDom func(childComplexity int) int
+		CMax     func(childComplexity int) int
+		EMax     func(childComplexity int) int
+		EMean3   func(childComplexity int) int
+		NumOk    func(childComplexity int) int
+		RecMax   func(childComplexity int) int
+		RelAvg   func(childComplexity int) int
+	}
+
+	ClaimAssessment struct {
+		Features        func(childComplexity int) int
+		Gate4           func(childComplexity int) int
+		PolicyVersion   func(childComplexity int) int
+		PublishMode     func(childComplexity int) int
+		RegistryVersion func(childComplexity int) int
+		Score           func(childComplexity int) int
+		Sources         func(childComplexity int) int
+		Verdict         func(childComplexity int) int
+	}
+
 	ClaimSummary struct {
 		ID      func(childComplexity int) int
 		Summary func(childComplexity int) int
@@ -72,12 +105,13 @@ type ComplexityRoot struct {
 	}
 
 	PublicClaim struct {
-		Context   func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Reasoning func(childComplexity int) int
-		Sources   func(childComplexity int) int
-		Summary   func(childComplexity int) int
-		Text      func(childComplexity int) int
+		Assessment func(childComplexity int) int
+		Context    func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Reasoning  func(childComplexity int) int
+		Sources    func(childComplexity int) int
+		Summary    func(childComplexity int) int
+		Text       func(childComplexity int) int
 	}
 
 	PublicInvestigation struct {
@@ -152,6 +186,9 @@ type ComplexityRoot struct {
 type PostInvestigationSummaryResolver interface {
 	Claims(ctx context.Context, obj *PostInvestigationSummary) ([]PublicClaim, error)
 }
+type PublicClaimResolver interface {
+	Assessment(ctx context.Context, obj *PublicClaim) (*ClaimAssessment, error)
+}
 type PublicInvestigationResolver interface {
 	AuditTrail(ctx context.Context, obj *PublicInvestigation) (RawJSON, error)
 }
@@ -182,6 +219,147 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AssessedSource.contradict":
+		if e.ComplexityRoot.AssessedSource.Contradict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.Contradict(childComplexity), true
+	case "AssessedSource.domain":
+		if e.ComplexityRoot.AssessedSource.Domain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.Domain(childComplexity), true
+	case "AssessedSource.entail":
+		if e.ComplexityRoot.AssessedSource.Entail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.Entail(childComplexity), true
+	case "AssessedSource.neutral":
+		if e.ComplexityRoot.AssessedSource.Neutral == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.Neutral(childComplexity), true
+	case "AssessedSource.origin":
+		if e.ComplexityRoot.AssessedSource.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.Origin(childComplexity), true
+	case "AssessedSource.rule":
+		if e.ComplexityRoot.AssessedSource.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.Rule(childComplexity), true
+	case "AssessedSource.tier":
+		if e.ComplexityRoot.AssessedSource.Tier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.Tier(childComplexity), true
+	case "AssessedSource.url":
+		if e.ComplexityRoot.AssessedSource.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessedSource.URL(childComplexity), true
+
+	case "AssessmentFeatures.agreeDom":
+		if e.ComplexityRoot.AssessmentFeatures.AgreeDom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentFeatures.AgreeDom(childComplexity), true
+	case "AssessmentFeatures.cMax":
+		if e.ComplexityRoot.AssessmentFeatures.CMax == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentFeatures.CMax(childComplexity), true
+	case "AssessmentFeatures.eMax":
+		if e.ComplexityRoot.AssessmentFeatures.EMax == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentFeatures.EMax(childComplexity), true
+	case "AssessmentFeatures.eMean3":
+		if e.ComplexityRoot.AssessmentFeatures.EMean3 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentFeatures.EMean3(childComplexity), true
+	case "AssessmentFeatures.numOk":
+		if e.ComplexityRoot.AssessmentFeatures.NumOk == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentFeatures.NumOk(childComplexity), true
+	case "AssessmentFeatures.recMax":
+		if e.ComplexityRoot.AssessmentFeatures.RecMax == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentFeatures.RecMax(childComplexity), true
+	case "AssessmentFeatures.relAvg":
+		if e.ComplexityRoot.AssessmentFeatures.RelAvg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentFeatures.RelAvg(childComplexity), true
+
+	case "ClaimAssessment.features":
+		if e.ComplexityRoot.ClaimAssessment.Features == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.Features(childComplexity), true
+	case "ClaimAssessment.gate4":
+		if e.ComplexityRoot.ClaimAssessment.Gate4 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.Gate4(childComplexity), true
+	case "ClaimAssessment.policyVersion":
+		if e.ComplexityRoot.ClaimAssessment.PolicyVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.PolicyVersion(childComplexity), true
+	case "ClaimAssessment.publishMode":
+		if e.ComplexityRoot.ClaimAssessment.PublishMode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.PublishMode(childComplexity), true
+	case "ClaimAssessment.registryVersion":
+		if e.ComplexityRoot.ClaimAssessment.RegistryVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.RegistryVersion(childComplexity), true
+	case "ClaimAssessment.score":
+		if e.ComplexityRoot.ClaimAssessment.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.Score(childComplexity), true
+	case "ClaimAssessment.sources":
+		if e.ComplexityRoot.ClaimAssessment.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.Sources(childComplexity), true
+	case "ClaimAssessment.verdict":
+		if e.ComplexityRoot.ClaimAssessment.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimAssessment.Verdict(childComplexity), true
 
 	case "ClaimSummary.id":
 		if e.ComplexityRoot.ClaimSummary.ID == nil {
@@ -290,6 +468,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicAuthor.Platform(childComplexity), true
 
+	case "PublicClaim.assessment":
+		if e.ComplexityRoot.PublicClaim.Assessment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicClaim.Assessment(childComplexity), true
 	case "PublicClaim.context":
 		if e.ComplexityRoot.PublicClaim.Context == nil {
 			break
@@ -681,6 +865,70 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_AssessedSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_AssessedSource_url(ctx, field)
+	case "domain":
+		return ec.fieldContext_AssessedSource_domain(ctx, field)
+	case "tier":
+		return ec.fieldContext_AssessedSource_tier(ctx, field)
+	case "rule":
+		return ec.fieldContext_AssessedSource_rule(ctx, field)
+	case "origin":
+		return ec.fieldContext_AssessedSource_origin(ctx, field)
+	case "entail":
+		return ec.fieldContext_AssessedSource_entail(ctx, field)
+	case "contradict":
+		return ec.fieldContext_AssessedSource_contradict(ctx, field)
+	case "neutral":
+		return ec.fieldContext_AssessedSource_neutral(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AssessedSource", field.Name)
+}
+
+func (ec *executionContext) childFields_AssessmentFeatures(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eMax":
+		return ec.fieldContext_AssessmentFeatures_eMax(ctx, field)
+	case "eMean3":
+		return ec.fieldContext_AssessmentFeatures_eMean3(ctx, field)
+	case "cMax":
+		return ec.fieldContext_AssessmentFeatures_cMax(ctx, field)
+	case "agreeDom":
+		return ec.fieldContext_AssessmentFeatures_agreeDom(ctx, field)
+	case "relAvg":
+		return ec.fieldContext_AssessmentFeatures_relAvg(ctx, field)
+	case "recMax":
+		return ec.fieldContext_AssessmentFeatures_recMax(ctx, field)
+	case "numOk":
+		return ec.fieldContext_AssessmentFeatures_numOk(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AssessmentFeatures", field.Name)
+}
+
+func (ec *executionContext) childFields_ClaimAssessment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "score":
+		return ec.fieldContext_ClaimAssessment_score(ctx, field)
+	case "verdict":
+		return ec.fieldContext_ClaimAssessment_verdict(ctx, field)
+	case "gate4":
+		return ec.fieldContext_ClaimAssessment_gate4(ctx, field)
+	case "policyVersion":
+		return ec.fieldContext_ClaimAssessment_policyVersion(ctx, field)
+	case "registryVersion":
+		return ec.fieldContext_ClaimAssessment_registryVersion(ctx, field)
+	case "publishMode":
+		return ec.fieldContext_ClaimAssessment_publishMode(ctx, field)
+	case "features":
+		return ec.fieldContext_ClaimAssessment_features(ctx, field)
+	case "sources":
+		return ec.fieldContext_ClaimAssessment_sources(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimAssessment", field.Name)
+}
+
 func (ec *executionContext) childFields_ClaimSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -759,6 +1007,8 @@ func (ec *executionContext) childFields_PublicClaim(ctx context.Context, field g
 		return ec.fieldContext_PublicClaim_reasoning(ctx, field)
 	case "sources":
 		return ec.fieldContext_PublicClaim_sources(ctx, field)
+	case "assessment":
+		return ec.fieldContext_PublicClaim_assessment(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublicClaim", field.Name)
 }
@@ -1218,6 +1468,553 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AssessedSource_url(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AssessedSource_domain(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_domain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_domain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AssessedSource_tier(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_tier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_tier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AssessedSource_rule(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AssessedSource_origin(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AssessedSource_entail(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_entail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_entail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessedSource_contradict(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_contradict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Contradict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_contradict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessedSource_neutral(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessedSource_neutral(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Neutral, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessedSource_neutral(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessedSource", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessmentFeatures_eMax(ctx context.Context, field graphql.CollectedField, obj *AssessmentFeatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentFeatures_eMax(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EMax, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentFeatures_eMax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentFeatures", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessmentFeatures_eMean3(ctx context.Context, field graphql.CollectedField, obj *AssessmentFeatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentFeatures_eMean3(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EMean3, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentFeatures_eMean3(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentFeatures", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessmentFeatures_cMax(ctx context.Context, field graphql.CollectedField, obj *AssessmentFeatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentFeatures_cMax(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CMax, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentFeatures_cMax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentFeatures", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessmentFeatures_agreeDom(ctx context.Context, field graphql.CollectedField, obj *AssessmentFeatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentFeatures_agreeDom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgreeDom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentFeatures_agreeDom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentFeatures", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AssessmentFeatures_relAvg(ctx context.Context, field graphql.CollectedField, obj *AssessmentFeatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentFeatures_relAvg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RelAvg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentFeatures_relAvg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentFeatures", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessmentFeatures_recMax(ctx context.Context, field graphql.CollectedField, obj *AssessmentFeatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentFeatures_recMax(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecMax, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentFeatures_recMax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentFeatures", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AssessmentFeatures_numOk(ctx context.Context, field graphql.CollectedField, obj *AssessmentFeatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentFeatures_numOk(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NumOk, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentFeatures_numOk(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentFeatures", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimAssessment_score(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimAssessment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimAssessment_verdict(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v EvidenceVerdict) graphql.Marshaler {
+			return ec.marshalNEvidenceVerdict2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceVerdict(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimAssessment", field, false, false, errors.New("field of type EvidenceVerdict does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimAssessment_gate4(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_gate4(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gate4, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v EvidenceSufficiency) graphql.Marshaler {
+			return ec.marshalNEvidenceSufficiency2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceSufficiency(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_gate4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimAssessment", field, false, false, errors.New("field of type EvidenceSufficiency does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimAssessment_policyVersion(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_policyVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PolicyVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_policyVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimAssessment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimAssessment_registryVersion(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_registryVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegistryVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_registryVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimAssessment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimAssessment_publishMode(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_publishMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishMode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_publishMode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimAssessment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimAssessment_features(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_features(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Features, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AssessmentFeatures) graphql.Marshaler {
+			return ec.marshalNAssessmentFeatures2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessmentFeatures(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_features(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimAssessment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AssessmentFeatures(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimAssessment_sources(ctx context.Context, field graphql.CollectedField, obj *ClaimAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimAssessment_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []AssessedSource) graphql.Marshaler {
+			return ec.marshalNAssessedSource2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessedSourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimAssessment_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimAssessment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AssessedSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _ClaimSummary_id(ctx context.Context, field graphql.CollectedField, obj *ClaimSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -1788,6 +2585,38 @@ func (ec *executionContext) fieldContext_PublicClaim_sources(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PublicSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicClaim_assessment(ctx context.Context, field graphql.CollectedField, obj *PublicClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicClaim_assessment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PublicClaim().Assessment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ClaimAssessment) graphql.Marshaler {
+			return ec.marshalOClaimAssessment2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimAssessment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicClaim_assessment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicClaim",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimAssessment(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4021,6 +4850,220 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** object.gotpl ****************************
 
+var assessedSourceImplementors = []string{"AssessedSource"}
+
+func (ec *executionContext) _AssessedSource(ctx context.Context, sel ast.SelectionSet, obj *AssessedSource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, assessedSourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AssessedSource")
+		case "url":
+			out.Values[i] = ec._AssessedSource_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domain":
+			out.Values[i] = ec._AssessedSource_domain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tier":
+			out.Values[i] = ec._AssessedSource_tier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rule":
+			out.Values[i] = ec._AssessedSource_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._AssessedSource_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entail":
+			out.Values[i] = ec._AssessedSource_entail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contradict":
+			out.Values[i] = ec._AssessedSource_contradict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "neutral":
+			out.Values[i] = ec._AssessedSource_neutral(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var assessmentFeaturesImplementors = []string{"AssessmentFeatures"}
+
+func (ec *executionContext) _AssessmentFeatures(ctx context.Context, sel ast.SelectionSet, obj *AssessmentFeatures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, assessmentFeaturesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AssessmentFeatures")
+		case "eMax":
+			out.Values[i] = ec._AssessmentFeatures_eMax(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eMean3":
+			out.Values[i] = ec._AssessmentFeatures_eMean3(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cMax":
+			out.Values[i] = ec._AssessmentFeatures_cMax(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "agreeDom":
+			out.Values[i] = ec._AssessmentFeatures_agreeDom(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "relAvg":
+			out.Values[i] = ec._AssessmentFeatures_relAvg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recMax":
+			out.Values[i] = ec._AssessmentFeatures_recMax(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "numOk":
+			out.Values[i] = ec._AssessmentFeatures_numOk(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var claimAssessmentImplementors = []string{"ClaimAssessment"}
+
+func (ec *executionContext) _ClaimAssessment(ctx context.Context, sel ast.SelectionSet, obj *ClaimAssessment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimAssessmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimAssessment")
+		case "score":
+			out.Values[i] = ec._ClaimAssessment_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._ClaimAssessment_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gate4":
+			out.Values[i] = ec._ClaimAssessment_gate4(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "policyVersion":
+			out.Values[i] = ec._ClaimAssessment_policyVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registryVersion":
+			out.Values[i] = ec._ClaimAssessment_registryVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishMode":
+			out.Values[i] = ec._ClaimAssessment_publishMode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "features":
+			out.Values[i] = ec._ClaimAssessment_features(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sources":
+			out.Values[i] = ec._ClaimAssessment_sources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var claimSummaryImplementors = []string{"ClaimSummary"}
 
 func (ec *executionContext) _ClaimSummary(ctx context.Context, sel ast.SelectionSet, obj *ClaimSummary) graphql.Marshaler {
@@ -4319,33 +5362,71 @@ func (ec *executionContext) _PublicClaim(ctx context.Context, sel ast.SelectionS
 		case "id":
 			out.Values[i] = ec._PublicClaim_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "text":
 			out.Values[i] = ec._PublicClaim_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "context":
 			out.Values[i] = ec._PublicClaim_context(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "summary":
 			out.Values[i] = ec._PublicClaim_summary(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reasoning":
 			out.Values[i] = ec._PublicClaim_reasoning(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sources":
 			out.Values[i] = ec._PublicClaim_sources(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "assessment":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PublicClaim_assessment(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -5379,6 +6460,36 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAssessedSource2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessedSource(ctx context.Context, sel ast.SelectionSet, v AssessedSource) graphql.Marshaler {
+	return ec._AssessedSource(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAssessedSource2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessedSourceᚄ(ctx context.Context, sel ast.SelectionSet, v []AssessedSource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAssessedSource2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessedSource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAssessmentFeatures2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessmentFeatures(ctx context.Context, sel ast.SelectionSet, v *AssessmentFeatures) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AssessmentFeatures(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -5439,6 +6550,26 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNEvidenceSufficiency2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceSufficiency(ctx context.Context, v any) (EvidenceSufficiency, error) {
+	var res EvidenceSufficiency
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEvidenceSufficiency2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceSufficiency(ctx context.Context, sel ast.SelectionSet, v EvidenceSufficiency) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNEvidenceVerdict2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceVerdict(ctx context.Context, v any) (EvidenceVerdict, error) {
+	var res EvidenceVerdict
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEvidenceVerdict2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceVerdict(ctx context.Context, sel ast.SelectionSet, v EvidenceVerdict) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -5852,6 +6983,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOClaimAssessment2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimAssessment(ctx context.Context, sel ast.SelectionSet, v *ClaimAssessment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClaimAssessment(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOContentProvenance2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐContentProvenance(ctx context.Context, v any) (*ContentProvenance, error) {

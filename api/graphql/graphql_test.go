@@ -30,8 +30,13 @@ import (
 var update = os.Getenv("UPDATE_GOLDEN") == "1"
 
 const (
-	invA   = "0a000000-0000-4000-8000-00000000000a"
-	invB   = "0b000000-0000-4000-8000-00000000000b"
+	invA = "0a000000-0000-4000-8000-00000000000a"
+	invB = "0b000000-0000-4000-8000-00000000000b"
+	// invC's only claim was retained from a prior investigation: it has
+	// no assessment.
+	invC   = "0c000000-0000-4000-8000-00000000000c"
+	claimA = "3a000000-0000-4000-8000-00000000003a"
+	claimC = "3c000000-0000-4000-8000-00000000003c"
 	postA  = "1a000000-0000-4000-8000-00000000001a"
 	author = "2a000000-0000-4000-8000-00000000002a"
 )
@@ -41,6 +46,8 @@ var checked = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 // fakeServing is a serving reader over fixed rows that counts its queries.
 type fakeServing struct {
 	claimQueries, authorQueries atomic.Int32
+	assessmentQueries           atomic.Int32
+	assessmentKeys              [][]string
 	investigationQueries        atomic.Int32 // PublicInvestigation
 	postQueries                 atomic.Int32 // PublicPostInvestigations (two queries on Postgres)
 	claimKeys                   [][]string
@@ -53,10 +60,10 @@ func (f *fakeServing) PublicInvestigation(_ context.Context, id string) (serving
 }
 
 func (f *fakeServing) investigation(id string) (serving.PublicInvestigation, error) {
-	if id != invA {
+	if id != invA && id != invC {
 		return serving.PublicInvestigation{}, serving.ErrNotFound
 	}
-	return serving.PublicInvestigation{ID: invA, PostID: postA, ContentHash: "c0ffee", Platform: "LESSWRONG",
+	return serving.PublicInvestigation{ID: id, PostID: postA, ContentHash: "c0ffee", Platform: "LESSWRONG",
 		ExternalID: "abc123", URL: "https://www.lesswrong.com/posts/abc123/x", Provenance: "SERVER_VERIFIED",
 		ServerVerifiedAt: &checked, CorroborationCount: 2, CheckedAt: checked, PromptVersion: "investigator@3",
 		Provider: "openai", Model: "gpt-5", ClaimCount: 1}, nil
@@ -81,11 +88,41 @@ func (f *fakeServing) ClaimsOfInvestigations(_ context.Context, ids []string) (m
 	out := map[string][]serving.Claim{}
 	for _, id := range ids {
 		out[id] = []serving.Claim{}
-		if id == invA {
-			out[id] = []serving.Claim{{ID: "3a000000-0000-4000-8000-00000000003a", Text: "The bridge opened in 1890.",
+		switch id {
+		case invA:
+			out[id] = []serving.Claim{{ID: claimA, Text: "The bridge opened in 1890.",
 				Context: "Built quickly, the bridge opened in 1890.", Summary: "It opened in 1883.",
 				Reasoning: "Records show **1883**.", Sources: []events.SourceV1{{URL: "https://example.org/bridge", Title: "Bridge", Snippet: "Opened 1883."}}}}
+		case invC:
+			out[id] = []serving.Claim{{ID: claimC, Text: "The tower is 300 m tall.", Context: "The tower is 300 m tall.",
+				Summary: "It is 330 m tall.", Reasoning: "Retained.", Sources: []events.SourceV1{{URL: "https://example.org/tower", Title: "Tower", Snippet: "330 m."}}}}
 		}
+	}
+	return out, nil
+}
+
+// AssessmentsOfClaims knows the assessment that published claimA.
+func (f *fakeServing) AssessmentsOfClaims(_ context.Context, ids []string) (map[string]serving.Assessment, error) {
+	f.assessmentQueries.Add(1)
+	f.mu.Lock()
+	f.assessmentKeys = append(f.assessmentKeys, append([]string(nil), ids...))
+	f.mu.Unlock()
+	out := map[string]serving.Assessment{}
+	for _, id := range ids {
+		if id != claimA {
+			continue
+		}
+		out[id] = serving.Assessment{SubmissionID: "4a000000-0000-4000-8000-00000000004a", InvestigationID: invA, Series: 1, Attempt: 1,
+			Features: serving.AssessmentFeatures{EMax: 0.05, EMean3: 0.04, CMax: 0.94, AgreeDom: 0, RelAvg: 0.9, RecMax: 0.8, NumOK: 0},
+			Raw:      -0.0133, Score: 3, Verdict: "REFUTED", Gate4: "MEDIUM", Gate4Sources: 2, Gate4Quality: 0.9, Gate4Agreement: 1,
+			RegistryVersion: "starter-v1@0123456789ab", PolicyVersion: "strict-v1@ba9876543210", PublishMode: "strict",
+			Published: true, Reason: "published", Failed: []string{}, AssessedAt: checked,
+			Sources: []serving.AssessmentSource{
+				{URL: "https://www.nps.gov/bridge/history", Domain: "nps.gov", Tier: 1, Rule: "suffix:*.gov", Origin: "search",
+					Entail: 0.02, Contradict: 0.94, Neutral: 0.04, Num: "mismatch", Recency: 0.8},
+				{URL: "https://www.britannica.com/topic/bridge", Domain: "britannica.com", Tier: 2, Rule: "exact:britannica.com",
+					Origin: "investigator", Entail: 0.05, Contradict: 0.9, Neutral: 0.05, Recency: 0.5},
+			}}
 	}
 	return out, nil
 }
@@ -172,7 +209,7 @@ type rig struct {
 // reads twice), the search index, ClickHouse, the audit projection.
 func (r *rig) storeQueries() int {
 	return int(r.serving.investigationQueries.Load() + 2*r.serving.postQueries.Load() + r.serving.claimQueries.Load() +
-		r.serving.authorQueries.Load() + r.search.calls.Load() + r.metrics.calls.Load() + r.trails.calls.Load())
+		r.serving.authorQueries.Load() + r.serving.assessmentQueries.Load() + r.search.calls.Load() + r.metrics.calls.Load() + r.trails.calls.Load())
 }
 
 func newRig(t *testing.T) *rig { return newRigWith(t, rigOptions{}) }
@@ -259,6 +296,11 @@ func TestQueries(t *testing.T) {
 			total hasMore investigations { id contentHash checkedAt platform externalId url claimCount corroborationCount
 			origin { provenance serverVerifiedAt } author { id displayName platform } claims { id text summary } highlights } } }`, nil},
 		{"public_metrics", `{ publicMetrics(platform: X, windowStart: "2026-11-01T00:00:00Z") { totalInvestigatedPosts investigatedPostsWithFlags factCheckIncidence } }`, nil},
+		{"claim_assessments", `{ a: publicInvestigation(investigationId: "` + invA + `") { claims { id assessment {
+			score verdict gate4 policyVersion registryVersion publishMode
+			features { eMax eMean3 cMax agreeDom relAvg recMax numOk }
+			sources { url domain tier rule origin entail contradict neutral } } } }
+			c: publicInvestigation(investigationId: "` + invC + `") { claims { id assessment { score } } } }`, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -353,6 +395,60 @@ func TestLoadersBatch(t *testing.T) {
 	require.EqualValues(t, 1, r.serving.claimQueries.Load(), "claims of every investigation in one query: %v", r.serving.claimKeys)
 	require.ElementsMatch(t, []string{invA, invB}, r.serving.claimKeys[0], "each key once")
 	require.EqualValues(t, 1, r.serving.authorQueries.Load())
+}
+
+// The assessments of every claim of every investigation come in one
+// batch; a claim without one (retained, or published before assessments)
+// answers null.
+func TestAssessmentsBatch(t *testing.T) {
+	r := newRigWith(t, rigOptions{batchWait: 200 * time.Millisecond})
+	status, _, body := r.post(t, map[string]any{"query": `{
+		a: publicInvestigation(investigationId: "` + invA + `") { claims { id assessment { score verdict sources { domain tier } } } }
+		c: publicInvestigation(investigationId: "` + invC + `") { claims { id assessment { score } } }
+		p: postInvestigations(platform: LESSWRONG, externalId: "abc123") { investigations { id claims { id assessment { verdict gate4 } } } } }`})
+	require.Equal(t, http.StatusOK, status, body)
+	require.EqualValues(t, 1, r.serving.assessmentQueries.Load(), "every claim's assessment in one query: %v", r.serving.assessmentKeys)
+	require.ElementsMatch(t, []string{claimA, claimC}, r.serving.assessmentKeys[0], "each key once")
+	var out struct {
+		Data struct {
+			A, C struct {
+				Claims []struct {
+					ID         string
+					Assessment *struct {
+						Score   int
+						Verdict string
+						Sources []struct {
+							Domain string
+							Tier   int
+						}
+					}
+				}
+			}
+			P struct {
+				Investigations []struct {
+					Claims []struct {
+						Assessment *struct{ Verdict, Gate4 string }
+					}
+				}
+			}
+		}
+		Errors []any
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &out))
+	require.Empty(t, out.Errors)
+	require.Len(t, out.Data.A.Claims, 1)
+	a := out.Data.A.Claims[0].Assessment
+	require.NotNil(t, a)
+	require.Equal(t, 3, a.Score)
+	require.Equal(t, "REFUTED", a.Verdict)
+	require.Equal(t, "nps.gov", a.Sources[0].Domain)
+	require.Equal(t, 1, a.Sources[0].Tier)
+	require.Equal(t, 2, a.Sources[1].Tier)
+	require.Len(t, out.Data.C.Claims, 1)
+	require.Nil(t, out.Data.C.Claims[0].Assessment, "a retained claim has no assessment")
+	require.Equal(t, "REFUTED", out.Data.P.Investigations[0].Claims[0].Assessment.Verdict)
+	require.Equal(t, "MEDIUM", out.Data.P.Investigations[0].Claims[0].Assessment.Gate4)
+	require.Empty(t, out.Data.P.Investigations[1].Claims)
 }
 
 // GET answers (persisted queries) are cacheable with an ETag; APQ works.

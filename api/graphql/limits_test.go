@@ -253,7 +253,8 @@ func BenchmarkDocuments(b *testing.B) {
 
 // One operation reaches the stores at most MaxStoreFields times, however
 // it is written (aliases, fragments, auditTrail below an investigation);
-// claims and authors of every result come in one batched query each.
+// claims, their assessments and authors of every result come in one
+// batched query each.
 func TestStoreFieldLimit(t *testing.T) {
 	refused := []struct{ name, query string }{
 		{"six searches", aliases(6, "searchInvestigations(limit: 1) { total }")},
@@ -280,14 +281,15 @@ func TestStoreFieldLimit(t *testing.T) {
 	require.Equal(t, 5, r.storeQueries())
 
 	// Five store fields of every kind: exactly one query each (the post
-	// lookup two), plus one batch of claims and one of authors. (A batch
+	// lookup two), plus one batch of claims, one of their assessments and
+	// one of authors. (A batch
 	// gathers the keys asked for within the loaders' wait, here longer than
 	// the request needs; gqlgen resolves some fields after others, so in
 	// general it is at most one batch of each per store field.)
 	r = newRigWith(t, rigOptions{batchWait: 200 * time.Millisecond})
 	status, _, body = r.post(t, map[string]any{"query": `{
-		publicInvestigation(investigationId: "` + invA + `") { investigation { auditTrail } claims { id } post { author { id } } }
-		postInvestigations(platform: LESSWRONG, externalId: "abc123") { post { url } investigations { claims { id } } }
+		publicInvestigation(investigationId: "` + invA + `") { investigation { auditTrail } claims { id assessment { score } } post { author { id } } }
+		postInvestigations(platform: LESSWRONG, externalId: "abc123") { post { url } investigations { claims { id assessment { verdict } } } }
 		searchInvestigations(limit: 1) { total }
 		publicMetrics { factCheckIncidence } }`})
 	require.Equal(t, http.StatusOK, status, body)
@@ -299,7 +301,8 @@ func TestStoreFieldLimit(t *testing.T) {
 	require.EqualValues(t, 1, r.metrics.calls.Load())
 	require.EqualValues(t, 1, r.serving.claimQueries.Load(), "claims of both root fields in one batch: %v", r.serving.claimKeys)
 	require.EqualValues(t, 1, r.serving.authorQueries.Load(), "authors in one batch")
-	require.Equal(t, 8, r.storeQueries())
+	require.EqualValues(t, 1, r.serving.assessmentQueries.Load(), "assessments of every claim in one batch: %v", r.serving.assessmentKeys)
+	require.Equal(t, 9, r.storeQueries())
 }
 
 // Every String and ID argument is checked before anything runs: NUL (the

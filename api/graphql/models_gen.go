@@ -10,6 +10,50 @@ import (
 	"time"
 )
 
+// Errata extension: a source the engine read, with its tier and stance.
+type AssessedSource struct {
+	URL string `json:"url"`
+	// The registrable domain, the unit of independence.
+	Domain string `json:"domain"`
+	// 1 official or primary, 2 quality media and academia, 3 other, 4 user-generated, 5 known unreliable.
+	Tier int `json:"tier"`
+	// The source registry rule that gave the tier.
+	Rule string `json:"rule"`
+	// investigator, validator, search or fetch_url.
+	Origin     string  `json:"origin"`
+	Entail     float64 `json:"entail"`
+	Contradict float64 `json:"contradict"`
+	Neutral    float64 `json:"neutral"`
+}
+
+// Errata extension: Tsao's features over the top-ranked passages.
+type AssessmentFeatures struct {
+	EMax   float64 `json:"eMax"`
+	EMean3 float64 `json:"eMean3"`
+	CMax   float64 `json:"cMax"`
+	// Independent domains that support the claim.
+	AgreeDom int `json:"agreeDom"`
+	// Mean reliability of the top three passages' source tiers.
+	RelAvg float64 `json:"relAvg"`
+	RecMax float64 `json:"recMax"`
+	// 1 when a supporting passage's numbers and dates agree with the claim's.
+	NumOk int `json:"numOk"`
+}
+
+// Errata extension: how the evidence engine judged a claim, under which versions of its policy and source registry.
+type ClaimAssessment struct {
+	// round(100 * sigmoid((raw - 0.5) / 0.15)) of Tsao's weighted features: high when the evidence supports the claim.
+	Score           int                 `json:"score"`
+	Verdict         EvidenceVerdict     `json:"verdict"`
+	Gate4           EvidenceSufficiency `json:"gate4"`
+	PolicyVersion   string              `json:"policyVersion"`
+	RegistryVersion string              `json:"registryVersion"`
+	// strict (the evidence must pass the publish rule) or validator-only (the operator's explicit choice).
+	PublishMode string              `json:"publishMode"`
+	Features    *AssessmentFeatures `json:"features"`
+	Sources     []AssessedSource    `json:"sources"`
+}
+
 // Errata extension: a claim's short form on a search result.
 type ClaimSummary struct {
 	ID      string `json:"id"`
@@ -41,6 +85,8 @@ type PublicClaim struct {
 	Summary   string         `json:"summary"`
 	Reasoning string         `json:"reasoning"`
 	Sources   []PublicSource `json:"sources"`
+	// Errata extension: the evidence engine's assessment that published the claim (batched across claims); null for claims published before assessments existed and claims retained from a prior investigation.
+	Assessment *ClaimAssessment `json:"assessment,omitempty"`
 }
 
 type PublicInvestigationResult struct {
@@ -140,6 +186,126 @@ func (e *ContentProvenance) UnmarshalJSON(b []byte) error {
 }
 
 func (e ContentProvenance) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Errata extension: FactHarbor's Gate 4, evidence sufficiency.
+type EvidenceSufficiency string
+
+const (
+	EvidenceSufficiencyHigh         EvidenceSufficiency = "HIGH"
+	EvidenceSufficiencyMedium       EvidenceSufficiency = "MEDIUM"
+	EvidenceSufficiencyLow          EvidenceSufficiency = "LOW"
+	EvidenceSufficiencyInsufficient EvidenceSufficiency = "INSUFFICIENT"
+)
+
+var AllEvidenceSufficiency = []EvidenceSufficiency{
+	EvidenceSufficiencyHigh,
+	EvidenceSufficiencyMedium,
+	EvidenceSufficiencyLow,
+	EvidenceSufficiencyInsufficient,
+}
+
+func (e EvidenceSufficiency) IsValid() bool {
+	switch e {
+	case EvidenceSufficiencyHigh, EvidenceSufficiencyMedium, EvidenceSufficiencyLow, EvidenceSufficiencyInsufficient:
+		return true
+	}
+	return false
+}
+
+func (e EvidenceSufficiency) String() string {
+	return string(e)
+}
+
+func (e *EvidenceSufficiency) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EvidenceSufficiency(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EvidenceSufficiency", str)
+	}
+	return nil
+}
+
+func (e EvidenceSufficiency) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EvidenceSufficiency) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EvidenceSufficiency) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Errata extension: the evidence engine's verdict on a claim.
+type EvidenceVerdict string
+
+const (
+	EvidenceVerdictSupported         EvidenceVerdict = "SUPPORTED"
+	EvidenceVerdictRefuted           EvidenceVerdict = "REFUTED"
+	EvidenceVerdictContested         EvidenceVerdict = "CONTESTED"
+	EvidenceVerdictNotEnoughEvidence EvidenceVerdict = "NOT_ENOUGH_EVIDENCE"
+)
+
+var AllEvidenceVerdict = []EvidenceVerdict{
+	EvidenceVerdictSupported,
+	EvidenceVerdictRefuted,
+	EvidenceVerdictContested,
+	EvidenceVerdictNotEnoughEvidence,
+}
+
+func (e EvidenceVerdict) IsValid() bool {
+	switch e {
+	case EvidenceVerdictSupported, EvidenceVerdictRefuted, EvidenceVerdictContested, EvidenceVerdictNotEnoughEvidence:
+		return true
+	}
+	return false
+}
+
+func (e EvidenceVerdict) String() string {
+	return string(e)
+}
+
+func (e *EvidenceVerdict) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EvidenceVerdict(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EvidenceVerdict", str)
+	}
+	return nil
+}
+
+func (e EvidenceVerdict) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EvidenceVerdict) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EvidenceVerdict) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -21,6 +21,7 @@ type Serving interface {
 	PublicPostInvestigations(ctx context.Context, platform, externalID string) (serving.PublicPost, []serving.PublicInvestigation, error)
 	ClaimsOfInvestigations(ctx context.Context, ids []string) (map[string][]serving.Claim, error)
 	AuthorsOfPosts(ctx context.Context, postIDs []string) (map[string]serving.PublicAuthor, error)
+	AssessmentsOfClaims(ctx context.Context, claimIDs []string) (map[string]serving.Assessment, error)
 }
 
 // Searcher is the corpus search (Elasticsearch).
@@ -79,10 +80,14 @@ func (r *Resolver) PostInvestigationSummary() PostInvestigationSummaryResolver {
 	return summaryResolver{r}
 }
 
+// PublicClaim implements ResolverRoot.
+func (r *Resolver) PublicClaim() PublicClaimResolver { return claimResolver{r} }
+
 // loaders are one request's batching loaders.
 type loaders struct {
-	claims  *loader[string, []serving.Claim]
-	authors *loader[string, serving.PublicAuthor]
+	claims      *loader[string, []serving.Claim]
+	authors     *loader[string, serving.PublicAuthor]
+	assessments *loader[string, serving.Assessment]
 }
 
 type loadersKey struct{}
@@ -90,8 +95,9 @@ type loadersKey struct{}
 // withLoaders gives the request in ctx its own loaders.
 func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 	return context.WithValue(ctx, loadersKey{}, &loaders{
-		claims:  newLoader(r.d.BatchWait, 200, r.d.Serving.ClaimsOfInvestigations),
-		authors: newLoader(r.d.BatchWait, 200, r.d.Serving.AuthorsOfPosts),
+		claims:      newLoader(r.d.BatchWait, 200, r.d.Serving.ClaimsOfInvestigations),
+		authors:     newLoader(r.d.BatchWait, 200, r.d.Serving.AuthorsOfPosts),
+		assessments: newLoader(r.d.BatchWait, 200, r.d.Serving.AssessmentsOfClaims),
 	})
 }
 
@@ -292,6 +298,30 @@ func (s summaryResolver) Claims(ctx context.Context, obj *PostInvestigationSumma
 		return nil, s.internal(ctx, "claims", err)
 	}
 	return publicClaims(claims), nil
+}
+
+type claimResolver struct{ *Resolver }
+
+// Assessment is the assessment that published the claim, batched across
+// every claim of the request; nil for a claim without one.
+func (c claimResolver) Assessment(ctx context.Context, obj *PublicClaim) (*ClaimAssessment, error) {
+	a, found, err := c.loadersOf(ctx).assessments.load(ctx, obj.ID)
+	if err != nil {
+		return nil, c.internal(ctx, "assessment", err)
+	}
+	if !found {
+		return nil, nil
+	}
+	out := &ClaimAssessment{Score: a.Score, Verdict: EvidenceVerdict(a.Verdict), Gate4: EvidenceSufficiency(a.Gate4),
+		PolicyVersion: a.PolicyVersion, RegistryVersion: a.RegistryVersion, PublishMode: a.PublishMode,
+		Features: &AssessmentFeatures{EMax: a.Features.EMax, EMean3: a.Features.EMean3, CMax: a.Features.CMax,
+			AgreeDom: a.Features.AgreeDom, RelAvg: a.Features.RelAvg, RecMax: a.Features.RecMax, NumOk: a.Features.NumOK},
+		Sources: make([]AssessedSource, 0, len(a.Sources))}
+	for _, s := range a.Sources {
+		out.Sources = append(out.Sources, AssessedSource{URL: s.URL, Domain: s.Domain, Tier: s.Tier, Rule: s.Rule,
+			Origin: s.Origin, Entail: s.Entail, Contradict: s.Contradict, Neutral: s.Neutral})
+	}
+	return out, nil
 }
 
 func publicInvestigation(pi serving.PublicInvestigation) *PublicInvestigation {

@@ -38,7 +38,8 @@ func TestAuditCommand(t *testing.T) {
 		"== Attempt 2 of series 1 ==", "prompt:       investigator v3 sha256 ", "paid by:      USER key",
 		"web search search completed: Eiffel Tower completion year", "tool call call_a submit_correction",
 		"claim submission 1 (REJECTED_NOT_VERBATIM", "verdict:    APPROVED after 1 try(ies)", "COMPLETE by attempt 2 of series 1",
-		"total        5100 in (1800 cached), 510 out (256 reasoning), 5610 total"} {
+		"assessments of the attempt: 1 published, 1 withheld (no_authoritative_contradiction)",
+		"total        7100 in (1800 cached), 730 out (256 reasoning), 7830 total"} {
 		require.True(t, strings.Contains(text, want), "text lacks %q:\n%s", want, text)
 	}
 	for _, ev := range append(append([]events.Event{}, done.Investigation...), done.Posts[0], done.Posts[3], done.Posts[4]) {
@@ -57,6 +58,8 @@ func TestAuditCommand(t *testing.T) {
 	require.Equal(t, `{"input":"Fun fact: the Eiffel Tower was completed in 1925, long after the World's Fair it was built for.","model":"gpt-5","round":1}`, ex.RawRequest, "exact request bytes in JSON mode")
 	require.Equal(t, `{"id":"resp_2_1","status":"completed"}`, ex.RawResponse)
 	require.Equal(t, events.ValidationApproved, trail.Attempts[1].Submissions[0].Validation.Outcome)
+	require.True(t, trail.Attempts[1].Submissions[0].Assessment.Published)
+	require.Equal(t, audittest.WithheldFailed, trail.Attempts[1].Submissions[2].Assessment.Failed)
 	require.Equal(t, audittest.Claim, trail.Result.Claims[0].Text)
 	require.Equal(t, rig.topicPrefix()+"investigations", trail.Result.Step.Position.Topic)
 

@@ -162,6 +162,32 @@ func TestGraphQLOverTheRealStack(t *testing.T) {
 		require.Nil(t, got["publicInvestigation"], "%s: serving says %s, events say %s", id, st, final[id])
 	}
 
+	// A workload claim's assessment: the one that published it (the
+	// withheld submission beside it is no claim).
+	var assessedInv string
+	for _, ev := range workload {
+		if p, ok := ev.Payload.(*events.InvestigationCompletedV1); ok && len(p.Claims) == 2 {
+			assessedInv = p.InvestigationID
+			break
+		}
+	}
+	require.NotEmpty(t, assessedInv)
+	got, errs = s.gql(t, `query($id: ID!) { publicInvestigation(investigationId: $id) { claims { assessment {
+		score verdict gate4 policyVersion registryVersion publishMode features { cMax agreeDom relAvg } sources { domain tier rule origin contradict } } } } }`,
+		map[string]any{"id": assessedInv})
+	require.Empty(t, errs)
+	assessedClaims := got["publicInvestigation"].(map[string]any)["claims"].([]any)
+	require.Len(t, assessedClaims, 2)
+	for _, c := range assessedClaims {
+		require.Equal(t, map[string]any{"score": float64(2), "verdict": "REFUTED", "gate4": "MEDIUM", "policyVersion": "strict-v1@000000000001",
+			"registryVersion": "starter-v1@000000000001", "publishMode": "strict",
+			"features": map[string]any{"cMax": 0.95, "agreeDom": float64(0), "relAvg": 0.9},
+			"sources": []any{
+				map[string]any{"domain": "bls.gov", "tier": float64(1), "rule": "exact:bls.gov", "origin": "search", "contradict": 0.95},
+				map[string]any{"domain": "reuters.com", "tier": float64(2), "rule": "exact:reuters.com", "origin": "investigator", "contradict": 0.9},
+			}}, c.(map[string]any)["assessment"])
+	}
+
 	// postInvestigations: the post and its complete investigations; an
 	// unknown post gives { post: null, investigations: [] }.
 	got, errs = s.gql(t, `{ postInvestigations(platform: X, externalId: "1860000000000000001") {

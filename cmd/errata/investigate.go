@@ -9,6 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/errata-dev/errata/consumers/evidence"
+	"github.com/errata-dev/errata/consumers/evidence/sources"
+	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
 	"github.com/errata-dev/errata/consumers/investigator/images"
@@ -151,8 +154,34 @@ func newInvestigator(ctx context.Context, e *env, parts *investigatorParts) (*ru
 	return g, ex, nil
 }
 
+// newAssessor wires the evidence engine of stage 2: the source registry
+// (ERRATA_SOURCE_REGISTRY), the policy (ERRATA_EVIDENCE_POLICY), the stance
+// provider (ERRATA_STANCE_MODEL) and our own search when one is configured.
+func newAssessor(e *env, parts *investigatorParts) (*investigator.Assessor, error) {
+	registry, err := sources.Load(e.cfg.SourceRegistry)
+	if err != nil {
+		return nil, fmt.Errorf("ERRATA_SOURCE_REGISTRY: %w", err)
+	}
+	policy, err := evidence.PolicyByName(e.cfg.EvidencePolicy)
+	if err != nil {
+		return nil, fmt.Errorf("ERRATA_EVIDENCE_POLICY: %w", err)
+	}
+	model := e.cfg.StanceModel
+	if model == "" {
+		model = e.cfg.ValidatorModel
+	}
+	judge := stance.New(e.provider(), stance.Config{Model: model, ReasoningEffort: e.cfg.ReasoningEffort})
+	e.log.Info("evidence engine", "policy", policy.Version(), "publish_mode", policy.Publish.Mode,
+		"registry", registry.Version(), "stance_model", model, "search", parts.search != nil)
+	return investigator.NewAssessor(investigator.AssessorConfig{}, registry, policy, judge, parts.search, time.Now), nil
+}
+
 // newValidator wires stage 2.
 func newValidator(ctx context.Context, e *env, parts *investigatorParts) (*runstate.Group, *runstate.Executor, error) {
+	assessor, err := newAssessor(e, parts)
+	if err != nil {
+		return nil, nil, err
+	}
 	g, err := openRunState(ctx, e, investigator.ValidatorProjectorName)
 	if err != nil {
 		return nil, nil, err
@@ -161,7 +190,7 @@ func newValidator(ctx context.Context, e *env, parts *investigatorParts) (*runst
 		Worker: e.workerID(), Model: e.cfg.ValidatorModel, BaseURL: e.cfg.OpenAIBaseURL,
 		InstanceKey: logging.Secret(e.cfg.OpenAIAPIKey), AllowNoKey: e.cfg.LLMProvider == llm.ProviderChatCompletions,
 		MaxTries: e.cfg.MaxAttempts, RetryBase: e.cfg.RetryBase, ReasoningEffort: e.cfg.ReasoningEffort,
-	}, g.Store, parts.log, parts.keys, e.provider(), parts.images, e.log, time.Now)
+	}, g.Store, parts.log, parts.keys, e.provider(), parts.images, assessor, e.log, time.Now)
 	ex := runstate.NewExecutor(runstate.ExecutorConfig{Owner: e.workerID(), Concurrency: e.cfg.ValidatorConcurrency,
 		LeaseTTL: e.cfg.LeaseTTL}, g.Store, v.List, v.Do, e.log.With("stage", "validator"), time.Now)
 	return g, ex, nil

@@ -91,8 +91,19 @@ func newStack(t *testing.T, ctx context.Context, extra ...string) *stack {
 }
 
 // answer plays the models: stage 1 submits one claim, then ends; the
-// validator approves it.
+// validator approves it; the stance step finds every passage refuting it,
+// so its tier-1 and tier-2 sources pass the strict evidence policy.
 func (s *stack) answer(req fakeopenai.Request) fakeopenai.Step {
+	if _, passages, ok, err := req.Stance(); ok {
+		if err != nil {
+			return fakeopenai.BadStanceRequest(err)
+		}
+		out := make([]fakeopenai.ScriptStance, len(passages))
+		for i := range out {
+			out[i] = fakeopenai.ScriptStance{Entail: 0.03, Contradict: 0.92, Neutral: 0.05}
+		}
+		return fakeopenai.StanceReply(fakeopenai.Responses, out)
+	}
 	body := req.JSON()
 	if _, structured := body["text"]; structured {
 		return fakeopenai.Reply(fakeopenai.Response{Output: []any{fakeopenai.Message(fakeopenai.Text(
@@ -105,7 +116,11 @@ func (s *stack) answer(req fakeopenai.Request) fakeopenai.Step {
 	c := tools.Correction{Text: tweetClaim, Context: tweet, Summary: "The Eiffel Tower was completed in 1889.",
 		Reasoning: "The tower was finished for the 1889 Exposition Universelle.",
 		Sources: []tools.Source{{URL: "https://www.toureiffel.paris/en/the-monument/history", Title: "History of the Eiffel Tower",
-			Snippet: "The Eiffel Tower was built for the 1889 World's Fair."}}}
+			Snippet: "The Eiffel Tower was built for the 1889 World's Fair."},
+			{URL: "https://www.britannica.com/topic/Eiffel-Tower-Paris-France", Title: "Eiffel Tower | Britannica",
+				Snippet: "The tower was completed in 1889 for the Exposition Universelle."},
+			{URL: "https://en.wikipedia.org/wiki/Eiffel_Tower", Title: "Eiffel Tower - Wikipedia",
+				Snippet: "Constructed from 1887 to 1889 as the centerpiece of the 1889 World's Fair."}}}
 	return fakeopenai.Reply(fakeopenai.Response{Output: []any{fakeopenai.FunctionCall("call_1", tools.SubmitCorrectionName, c)}}).
 		WithDelay(time.Duration(s.delay.Load()))
 }
@@ -401,6 +416,7 @@ func TestWorkerKill9MidInvestigation(t *testing.T) {
 	require.Equal(t, 2, counts["investigation.attempt_started.v1"], "%v", counts)
 	require.Equal(t, 1, counts["investigation.completed.v1"], "%v", counts)
 	require.Equal(t, 1, counts["investigation.claim_validated.v1"], "%v", counts)
+	require.Equal(t, 1, counts["investigation.claim_assessed.v1"], "%v", counts)
 }
 
 // addInstanceKey creates an instance API key with the CLI.

@@ -26,7 +26,7 @@ import (
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "errata:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -56,6 +56,8 @@ func run() error {
 		benchCmd(),
 		auditCmd(),
 		deadlettersCmd(),
+		sourcesCmd(),
+		evalCmd(),
 	)
 	return root.ExecuteContext(ctx)
 }

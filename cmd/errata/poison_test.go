@@ -265,6 +265,31 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 		add("investigation request of a future version (v2)", record(env, data, h, tp), pServing, pAudit, pMetrics, sInv, sVal)
 	}
 
+	{
+		// Evidence assessments a producer bypassing the worker could write:
+		// ClickHouse and the audit's envelopes keep any bytes, serving
+		// stores no snippet and indexes no rule; a NUL in a rule is what
+		// serving's Postgres refuses.
+		// The investigation of the v2 request above: the same partition,
+		// between good events.
+		v := registration(events.PlatformX, "9000000000000000006", someone)
+		ref := events.AttemptRef{InvestigationID: events.InvestigationID(v.PostVersionID), Series: 1, Attempt: 1}
+		assessedPoison := func(seq int, mutate func(src map[string]any)) *kgo.Record {
+			env, data, h, tp := encode(&events.InvestigationClaimAssessedV1{AttemptRef: ref, SubmissionID: events.SubmissionID(ref, seq),
+				Queries: []events.EvidenceQueryV1{}, Dropped: []events.DroppedSourceV1{}, Failed: []string{"gate4_below_minimum"},
+				Sources: []events.AssessedSourceV1{{URL: "https://example.org/s", Domain: "example.org", Tier: 3, Rule: "default",
+					Title: "S", Snippet: "s", Origin: "search", Contradict: 0.9, Neutral: 0.1, Recency: 0.5}},
+				CMax: 0.9, RelAvg: 0.6, RecMax: 0.5, Raw: 0.1, Score: 7, Verdict: events.EvidenceRefuted, Gate4: "INSUFFICIENT",
+				RegistryVersion: "starter-v1@000000000000", PolicyVersion: "strict-v1@000000000000", PublishMode: "strict",
+				Reason: "gate4_below_minimum"})
+			mutate(data["sources"].([]any)[0].(map[string]any))
+			return record(env, data, h, tp)
+		}
+		add("assessment with a 10,000-character rule", assessedPoison(0, func(src map[string]any) { src["rule"] = strings.Repeat("r", 10_000) }))
+		add("assessment with NUL in a snippet", assessedPoison(1, func(src map[string]any) { src["snippet"] = nul }))
+		add("assessment with NUL in a rule", assessedPoison(2, func(src map[string]any) { src["rule"] = nul }), pServing)
+	}
+
 	s.worker = startErrata(t, s.env, filepath.Join(s.logDir, "worker.log"), "worker")
 	t.Cleanup(func() {
 		if s.worker.cmd.ProcessState == nil {
@@ -351,7 +376,10 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 	auditPool, err := pgproj.Connect(ctx, s.dbURL, audit.Schema)
 	require.NoError(t, err)
 	defer auditPool.Close()
-	require.Equal(t, 2*investigated, count(auditPool, "SELECT count(*) FROM audit_events"))
+	const assessments = 3 // every poison assessment is in the audit's envelopes
+	require.Equal(t, 2*investigated+assessments, count(auditPool, "SELECT count(*) FROM audit_events"))
+	require.Equal(t, 2, count(s.rig.pool, "SELECT count(*) FROM claim_assessments"), "serving applies all but the NUL rule")
+	require.Equal(t, 10_000, count(s.rig.pool, "SELECT max(length(rule)) FROM assessment_sources"))
 	require.Equal(t, w.Expect.Versions+decodableRegs, count(auditPool, "SELECT count(*) FROM audit_post_versions"))
 	searchPool, err := pgproj.Connect(ctx, s.dbURL, search.StateSchema)
 	require.NoError(t, err)
@@ -376,6 +404,8 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 	require.Equal(t, views, chCount("SELECT count() FROM views FINAL"))
 	require.Equal(t, 2*investigated, chCount("SELECT count() FROM investigations FINAL"))
 	require.Equal(t, claims, chCount("SELECT count() FROM claims FINAL"))
+	require.Equal(t, assessments, chCount("SELECT count() FROM claim_assessments FINAL"))
+	require.Equal(t, 2, chCount("SELECT count() FROM assessment_sources FINAL WHERE position(rule, '\\0') > 0 OR length(rule) = 10000"))
 	require.Equal(t, 1, chCount("SELECT count() FROM post_versions FINAL WHERE author_display_name = 'a\\0b'"), "ClickHouse keeps the NUL")
 	require.Equal(t, len(want[s.prefix+"projector.metrics"]), chCount("SELECT count() FROM _parked FINAL"))
 

@@ -19,6 +19,8 @@ type progressBar struct {
 	last     replay.Progress
 	lastLine time.Time
 	drawn    bool
+	// unit names what is counted: "events" unless set.
+	unit string
 }
 
 func newProgressBar(w io.Writer, label string) *progressBar {
@@ -28,33 +30,39 @@ func newProgressBar(w io.Writer, label string) *progressBar {
 			tty = true
 		}
 	}
-	return &progressBar{w: w, label: label, tty: tty}
+	return &progressBar{w: w, label: label, tty: tty, unit: "events"}
 }
 
 func (b *progressBar) update(p replay.Progress) {
 	b.last = p
 	if b.tty {
-		fmt.Fprintf(b.w, "\r%s", formatProgress(b.label, p))
+		fmt.Fprintf(b.w, "\r%s", formatProgressOf(b.label, b.unit, p))
 		b.drawn = true
 		return
 	}
 	if time.Since(b.lastLine) >= 5*time.Second {
-		fmt.Fprintln(b.w, formatProgress(b.label, p))
+		fmt.Fprintln(b.w, formatProgressOf(b.label, b.unit, p))
 		b.lastLine = time.Now()
 	}
 }
 
 func (b *progressBar) finish() {
 	if b.tty && b.drawn {
-		fmt.Fprintf(b.w, "\r%s\n", formatProgress(b.label, b.last))
+		fmt.Fprintf(b.w, "\r%s\n", formatProgressOf(b.label, b.unit, b.last))
 		return
 	}
-	fmt.Fprintln(b.w, formatProgress(b.label, b.last))
+	fmt.Fprintln(b.w, formatProgressOf(b.label, b.unit, b.last))
 }
 
 // formatProgress renders e.g.
 // "serving g2 [#########-----------]  45%  9,000/20,000 events  8,100 ev/s  ETA 1s".
 func formatProgress(label string, p replay.Progress) string {
+	return formatProgressOf(label, "events", p)
+}
+
+// formatProgressOf counts unit ("events" rates as "ev/s", any other unit as
+// "<unit>/s").
+func formatProgressOf(label, unit string, p replay.Progress) string {
 	const width = 20
 	frac := 1.0
 	if p.Total > 0 {
@@ -70,9 +78,13 @@ func formatProgress(label string, p replay.Progress) string {
 	} else if p.Done >= p.Total {
 		eta = "0s"
 	}
-	return fmt.Sprintf("%s [%s%s] %3d%%  %s/%s events  %s ev/s  ETA %s", label,
+	rate := "ev/s"
+	if unit != "events" {
+		rate = unit + "/s"
+	}
+	return fmt.Sprintf("%s [%s%s] %3d%%  %s/%s %s  %s %s  ETA %s", label,
 		strings.Repeat("#", filled), strings.Repeat("-", width-filled), int(frac*100),
-		thousands(p.Done), thousands(p.Total), thousands(int64(p.Rate)), eta)
+		thousands(p.Done), thousands(p.Total), unit, thousands(int64(p.Rate)), rate, eta)
 }
 
 // thousands formats n with comma separators.

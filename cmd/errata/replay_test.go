@@ -38,7 +38,10 @@ func TestFormatProgress(t *testing.T) {
 // mixedWorkload is a log with registrations, re-registrations and views
 // (testenv.PostWorkload) plus investigations in every end state written
 // directly: requested only, completed with claims, completed clean, failed,
-// and failed then completed in a second series.
+// and failed then completed in a second series. The claims of completions
+// come with the evidence engine's assessments (published ones, and one
+// withheld beside the two claims of each investigation completed with
+// claims in its first series).
 func mixedWorkload(t *testing.T) []events.Event {
 	t.Helper()
 	w := testenv.PostWorkload(testenv.WorkloadSpec{
@@ -75,15 +78,19 @@ func mixedWorkload(t *testing.T) []events.Event {
 			for k := 0; k < claims && k < len(words); k++ {
 				c.Claims = append(c.Claims, events.ClaimV1{ID: events.ClaimID(id, k), Text: words[k], Context: p.ContentText[:min(80, len(p.ContentText))],
 					Summary: fmt.Sprintf("Claim %d of post %d is wrong.", k, i), Reasoning: "Because the record says otherwise.",
-					Sources: []events.SourceV1{{URL: "https://example.org/source", Title: "Source", Snippet: "What the source says."}}})
+					Sources:      []events.SourceV1{{URL: "https://example.org/source", Title: "Source", Snippet: "What the source says."}},
+					SubmissionID: events.SubmissionID(events.AttemptRef{InvestigationID: id, Series: series, Attempt: 1}, k)})
 			}
 			return c
+		}
+		assessed := func(series, seq int, published bool) *events.InvestigationClaimAssessedV1 {
+			return workloadAssessment(events.AttemptRef{InvestigationID: id, Series: series, Attempt: 1}, seq, published)
 		}
 		switch i % 6 {
 		case 0:
 			out = append(out, add(req))
 		case 1:
-			out = append(out, add(req), add(completed(2, 1)))
+			out = append(out, add(req), add(assessed(1, 0, true)), add(assessed(1, 1, true)), add(assessed(1, 2, false)), add(completed(2, 1)))
 		case 2:
 			out = append(out, add(req), add(completed(0, 1)))
 		case 3:
@@ -91,10 +98,35 @@ func mixedWorkload(t *testing.T) []events.Event {
 		case 4:
 			again := *req
 			again.Source = events.RequestSourceInvestigateNow
-			out = append(out, add(req), add(failed), add(&again), add(completed(1, 2)))
+			out = append(out, add(req), add(failed), add(&again), add(assessed(2, 0, true)), add(completed(1, 2)))
 		}
 	}
 	return out
+}
+
+// workloadAssessment is the evidence engine's judgement of submission seq
+// of ref under the strict policy: published (a tier-1 and a tier-2 domain
+// contradict the claim, Gate 4 MEDIUM), or withheld (only a blog
+// contradicts it).
+func workloadAssessment(ref events.AttemptRef, seq int, published bool) *events.InvestigationClaimAssessedV1 {
+	a := &events.InvestigationClaimAssessedV1{AttemptRef: ref, SubmissionID: events.SubmissionID(ref, seq),
+		Queries: []events.EvidenceQueryV1{{Query: "record says otherwise", Kind: "keyword", Results: 2}}, Dropped: []events.DroppedSourceV1{},
+		Sources: []events.AssessedSourceV1{
+			{URL: "https://www.bls.gov/record", Domain: "bls.gov", Tier: 1, Rule: "exact:bls.gov", Title: "Record", Snippet: "The record says otherwise.",
+				Origin: "search", Entail: 0.02, Contradict: 0.95, Neutral: 0.03, Recency: 0.5},
+			{URL: "https://www.reuters.com/record", Domain: "reuters.com", Tier: 2, Rule: "exact:reuters.com", Title: "Record", Snippet: "Not so.",
+				Origin: "investigator", Entail: 0.05, Contradict: 0.9, Neutral: 0.05, Recency: 0.5}},
+		EMax: 0.05, EMean3: 0.035, CMax: 0.95, AgreeDom: 0, RelAvg: 0.9, RecMax: 0.5, NumOK: 0, Raw: -0.0525, Score: 2,
+		Verdict: events.EvidenceRefuted, Gate4: "MEDIUM", Gate4Sources: 2, Gate4Quality: 0.9, Gate4Agreement: 1,
+		RegistryVersion: "starter-v1@000000000001", PolicyVersion: "strict-v1@000000000001", PublishMode: "strict",
+		Published: true, Reason: "published", Failed: []string{}}
+	if !published {
+		a.Sources = []events.AssessedSourceV1{{URL: "https://someone.blogspot.com/record", Domain: "someone.blogspot.com", Tier: 4,
+			Rule: "parent:blogspot.com", Title: "Blog", Snippet: "Not so.", Origin: "search", Entail: 0.05, Contradict: 0.85, Neutral: 0.1, Recency: 0.5}}
+		a.RelAvg, a.CMax, a.Gate4, a.Gate4Sources, a.Gate4Quality = 0.35, 0.85, "INSUFFICIENT", 1, 0.35
+		a.Published, a.Reason, a.Failed = false, "no_authoritative_contradiction", []string{"no_authoritative_contradiction", "gate4_below_minimum"}
+	}
+	return a
 }
 
 // TestReplayAndVerifyAfterMixedWorkload is the auditor's guarantee: after a

@@ -32,9 +32,12 @@ const stanceSumTolerance = 0.05
 // Validate reports whether s is a probability distribution: three finite
 // values in [0, 1] that sum to 1 (±0.05).
 func (s Stance) Validate() error {
-	for name, v := range map[string]float64{"entail": s.Entail, "contradict": s.Contradict, "neutral": s.Neutral} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1 {
-			return fmt.Errorf("stance %s %v is not a probability", name, v)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"entail", s.Entail}, {"contradict", s.Contradict}, {"neutral", s.Neutral}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 || f.v > 1 {
+			return fmt.Errorf("stance %s %v is not a probability", f.name, f.v)
 		}
 	}
 	if sum := s.Entail + s.Contradict + s.Neutral; math.Abs(sum-1) > stanceSumTolerance {

@@ -62,7 +62,9 @@ func TestFreshRunPublishesOnlyApprovedVerbatimClaims(t *testing.T) {
 	require.Equal(t, 1, count(kinds, "attempt_started"))
 	require.Equal(t, 3, count(kinds, "claim_submitted"))
 	require.Equal(t, 2, count(kinds, "claim_validated"))
-	require.Equal(t, 4, count(kinds, "exchange_recorded"), "two stage-1 turns and two validations")
+	require.Equal(t, 1, count(kinds, "claim_assessed"), "only the approved claim is assessed")
+	require.Equal(t, 5, count(kinds, "exchange_recorded"), "two stage-1 turns, two validations and one stance call")
+	require.Less(t, slices.Index(kinds, "claim_assessed"), slices.Index(kinds, "completed"))
 	firstVerdict := slices.Index(kinds, "claim_validated")
 	require.Less(t, firstVerdict, slices.Index(kinds, "stage_one_finished"), "validation overlaps stage 1: %v", kinds)
 

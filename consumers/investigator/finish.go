@@ -9,8 +9,20 @@ import (
 )
 
 // finish publishes a finished attempt once every accepted submission has a
-// verdict: the retained prior claims first, in the order they were
-// retained, then the approved new claims in the order they were submitted.
+// verdict and every approved one its assessment: the retained prior claims
+// first, in the order they were retained, then, in the order they were
+// submitted, the approved new claims whose assessment publishes them (the
+// first assessment of each: runstate keeps it). A published claim keeps
+// the sources its submission cited (the wire contract); its assessment,
+// named by SubmissionID, holds the evidence that was judged.
+//
+// Retained prior claims are published again unchanged and not assessed
+// anew: a prior investigation published each of them under the policy in
+// force then (its own assessment, or none before the engine existed), and
+// retaining only says its quoted text is still in the post. An assessment
+// belongs to a submission, and no new evidence was gathered for them; an
+// operator who wants them judged under a newer policy asks for a fresh
+// investigation.
 func (w *Worker) finish(ctx context.Context, run runstate.Run) error {
 	ref := run.Ref()
 	subs, err := w.Store.Submissions(ctx, ref)
@@ -18,8 +30,8 @@ func (w *Worker) finish(ctx context.Context, run runstate.Run) error {
 		return err
 	}
 	for _, s := range subs {
-		if s.Outcome == "" {
-			return nil // a validation is still running
+		if s.Outcome == "" || (s.Outcome == events.ValidationApproved && !s.Assessed) {
+			return nil // a validation or an assessment is still running
 		}
 	}
 	in, _, err := w.Store.Input(ctx, run.InvestigationID)
@@ -42,15 +54,23 @@ func (w *Worker) finish(ctx context.Context, run runstate.Run) error {
 		}
 		for _, id := range retained {
 			if c, ok := byID[id]; ok {
+				c.SubmissionID = "" // a submission of the prior investigation, not of this one
 				add(c)
 			}
 		}
 	}
+	withheld := 0
 	for _, s := range subs {
-		if s.Outcome == events.ValidationApproved {
-			c := s.Correction
-			add(events.ClaimV1{Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning, Sources: c.Sources})
+		if s.Outcome != events.ValidationApproved {
+			continue
 		}
+		if !s.Published {
+			withheld++
+			continue
+		}
+		c := s.Correction
+		add(events.ClaimV1{Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning, Sources: c.Sources,
+			SubmissionID: s.ID})
 	}
 	completed := &events.InvestigationCompletedV1{InvestigationID: run.InvestigationID, PostID: run.PostID,
 		PostVersionID: run.PostVersionID, Provenance: in.Provenance, PromptVersion: run.Prompt,
@@ -59,7 +79,7 @@ func (w *Worker) finish(ctx context.Context, run runstate.Run) error {
 		return err
 	}
 	w.Log.Info("investigation complete", "investigation", run.InvestigationID, "claims", len(claims),
-		"submitted", len(subs), "retained", len(retained))
+		"submitted", len(subs), "retained", len(retained), "withheld", withheld)
 	w.forgetKey(context.WithoutCancel(ctx), run.InvestigationID)
 	return nil
 }

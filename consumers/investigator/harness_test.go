@@ -13,10 +13,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/errata-dev/errata/consumers/evidence"
+	"github.com/errata-dev/errata/consumers/evidence/sources"
+	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/consumers/runstate"
+	"github.com/errata-dev/errata/consumers/search"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/content"
 	"github.com/errata-dev/errata/internal/fakeopenai"
@@ -48,6 +52,13 @@ type harness struct {
 	// receives the workers' logs.
 	keys investigator.KeyStore
 	log  *slog.Logger
+	// policy is the evidence policy (default: the strict one); fetcher and
+	// search, when set, are stage 1's fetch_url and the assessor's search.
+	policy  evidence.Policy
+	fetcher investigator.URLFetcher
+	search  search.Searcher
+	// assessMaxFailures, when set, is the validator's AssessMaxFailures.
+	assessMaxFailures int
 }
 
 func newHarness(t testing.TB, cfg investigator.Config) *harness {
@@ -56,7 +67,8 @@ func newHarness(t testing.TB, cfg investigator.Config) *harness {
 	fake := fakeopenai.NewForTest(t)
 	fake.RequireAPIKey(instanceKey)
 	h := &harness{t: t, stack: stack, fake: fake, eventLog: investigator.NewEventLog(stack.Appender),
-		requests: investigations.New(stack.Appender, nil, nil), reader: serving.NewReader(stack.Pool)}
+		requests: investigations.New(stack.Appender, nil, nil), reader: serving.NewReader(stack.Pool),
+		policy: evidence.DefaultPolicy()}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	open := func(name string) *runstate.Group {
@@ -92,10 +104,12 @@ func (h *harness) startWorkers(owner string) (stop func()) {
 		log = logging.Discard()
 	}
 	w := investigator.New(cfg, investigator.Deps{Store: h.inv.Store, Appender: h.eventLog, Sources: h.reader,
-		Keys: h.keys, Provider: llm.OpenAIResponses{}, Log: log})
+		Keys: h.keys, Provider: llm.OpenAIResponses{}, Log: log, Tools: &investigator.Toolbox{Fetcher: h.fetcher}})
+	assessor := investigator.NewAssessor(investigator.AssessorConfig{}, sources.Default(), h.policy,
+		stance.New(llm.OpenAIResponses{}, stance.Config{Model: "gpt-test-stance"}), h.search, nil)
 	v := investigator.NewValidator(investigator.ValidatorConfig{Worker: owner, Model: "gpt-test-validator", BaseURL: cfg.BaseURL,
-		InstanceKey: cfg.InstanceKey, RetryBase: cfg.RetryBase}, h.val.Store, h.eventLog, h.keys, llm.OpenAIResponses{}, nil,
-		log, nil)
+		InstanceKey: cfg.InstanceKey, RetryBase: cfg.RetryBase, AssessMaxFailures: h.assessMaxFailures}, h.val.Store, h.eventLog, h.keys, llm.OpenAIResponses{}, nil,
+		assessor, log, nil)
 	exCfg := runstate.ExecutorConfig{Owner: owner, Poll: 20 * time.Millisecond, LeaseTTL: 2 * time.Second}
 	var wg sync.WaitGroup
 	for _, ex := range []*runstate.Executor{
@@ -235,68 +249,133 @@ func types(trail []events.Event) []string {
 }
 
 // brain scripts the fake OpenAI API: stage-1 requests (no structured
-// output) submit the planned corrections on the first turn and end on the
-// next; validator requests (a JSON schema answer) approve the claims whose
-// text is in approve. failFirst answers the first n stage-1 turns instead.
+// output) fetch the pages in fetch and submit the planned corrections on the
+// first turn and end on the next; validator requests (a JSON schema
+// answer) approve the claims whose text is in approve, citing cite; stance
+// requests judge each passage by the first phrase of stances it contains
+// (default: the snippets of correction's sources refute the claim),
+// neutral otherwise. failFirst answers the first n stage-1 turns instead.
 type brain struct {
 	mu          sync.Mutex
 	submit      []tools.Correction
 	retain      []string
+	fetch       []string
 	approve     map[string]bool
+	cite        []fakeopenai.URLCitation
+	verdict     string
+	stances     []phraseStance
 	failFirst   []fakeopenai.Step
 	finalDelay  time.Duration
 	firstDelay  time.Duration
+	stanceDelay time.Duration
 	stage1Turns int
 	validations int
+	stanceCalls int
 	finalAt     time.Time
 	validatedAt []time.Time
 }
 
-func (b *brain) install(f *fakeopenai.Server) {
-	f.HandleFunc(fakeopenai.Responses, func(req fakeopenai.Request) fakeopenai.Step {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		body := req.JSON()
-		if _, structured := body["text"]; structured {
-			b.validations++
-			b.validatedAt = append(b.validatedAt, time.Now())
-			approved := false
-			for text := range b.approve {
-				// The candidate section holds the claim as indented JSON.
-				if strings.Contains(string(req.Body), `\"text\": \"`+text+`\"`) {
-					approved = true
-				}
-			}
-			verdict, _ := json.Marshal(map[string]any{"approved": approved, "reason": "checked against the cited source"})
-			return fakeopenai.Reply(fakeopenai.Response{Output: []any{fakeopenai.Message(fakeopenai.Text(string(verdict)))}})
-		}
-		b.stage1Turns++
-		if len(b.failFirst) > 0 {
-			step := b.failFirst[0]
-			b.failFirst = b.failFirst[1:]
-			return step
-		}
-		if prev, _ := body["previous_response_id"].(string); prev == "" {
-			var out []any
-			for i, c := range b.submit {
-				out = append(out, fakeopenai.FunctionCall("call_s"+string(rune('a'+i)), tools.SubmitCorrectionName, c))
-			}
-			for i, id := range b.retain {
-				out = append(out, fakeopenai.FunctionCall("call_r"+string(rune('a'+i)), tools.RetainCorrectionName, tools.Retain{ID: id}))
-			}
-			if len(out) == 0 {
-				out = append(out, fakeopenai.Message(fakeopenai.Text("Nothing to flag.")))
-			}
-			return fakeopenai.Reply(fakeopenai.Response{Output: out, Usage: &fakeopenai.Usage{InputTokens: 900, OutputTokens: 120}}).WithDelay(b.firstDelay)
-		}
-		b.finalAt = time.Now().Add(b.finalDelay)
-		return fakeopenai.Reply(fakeopenai.Response{Output: []any{fakeopenai.Message(fakeopenai.Text("Submitted my findings."))}}).WithDelay(b.finalDelay)
-	})
+// phraseStance is the stance of the passages that contain a phrase.
+type phraseStance struct {
+	phrase string
+	stance fakeopenai.ScriptStance
 }
 
+// Stances the brain gives.
+var (
+	refutes  = fakeopenai.ScriptStance{Entail: 0.05, Contradict: 0.9, Neutral: 0.05}
+	supports = fakeopenai.ScriptStance{Entail: 0.9, Contradict: 0.05, Neutral: 0.05}
+)
+
+func (b *brain) stanceOf(passage string) fakeopenai.ScriptStance {
+	script := b.stances
+	if script == nil {
+		script = []phraseStance{{phrase: officialSnippet, stance: refutes}, {phrase: wireSnippet, stance: refutes}}
+	}
+	for _, s := range script {
+		if strings.Contains(passage, s.phrase) {
+			return s.stance
+		}
+	}
+	return fakeopenai.ScriptStance{Neutral: 1}
+}
+
+func (b *brain) install(f *fakeopenai.Server) { f.HandleFunc(fakeopenai.Responses, b.answer) }
+
+// answer answers one request to the fake.
+func (b *brain) answer(req fakeopenai.Request) fakeopenai.Step {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, passages, ok, err := req.Stance(); ok {
+		if err != nil {
+			return fakeopenai.BadStanceRequest(err)
+		}
+		b.stanceCalls++
+		out := make([]fakeopenai.ScriptStance, len(passages))
+		for i, p := range passages {
+			out[i] = b.stanceOf(p)
+		}
+		return fakeopenai.StanceReply(fakeopenai.Responses, out).WithDelay(b.stanceDelay)
+	}
+	body := req.JSON()
+	if _, structured := body["text"]; structured {
+		b.validations++
+		b.validatedAt = append(b.validatedAt, time.Now())
+		approved := false
+		for text := range b.approve {
+			// The candidate section holds the claim as indented JSON.
+			if strings.Contains(string(req.Body), `\"text\": \"`+text+`\"`) {
+				approved = true
+			}
+		}
+		reason := b.verdict
+		if reason == "" {
+			reason = "checked against the cited source"
+		}
+		verdict, _ := json.Marshal(map[string]any{"approved": approved, "reason": reason})
+		return fakeopenai.Reply(fakeopenai.Response{Output: []any{fakeopenai.Message(fakeopenai.Text(string(verdict), b.cite...))}})
+	}
+	b.stage1Turns++
+	if len(b.failFirst) > 0 {
+		step := b.failFirst[0]
+		b.failFirst = b.failFirst[1:]
+		return step
+	}
+	if prev, _ := body["previous_response_id"].(string); prev == "" {
+		var out []any
+		for i, u := range b.fetch {
+			out = append(out, fakeopenai.FunctionCall("call_f"+string(rune('a'+i)), "fetch_url", map[string]string{"url": u}))
+		}
+		for i, c := range b.submit {
+			out = append(out, fakeopenai.FunctionCall("call_s"+string(rune('a'+i)), tools.SubmitCorrectionName, c))
+		}
+		for i, id := range b.retain {
+			out = append(out, fakeopenai.FunctionCall("call_r"+string(rune('a'+i)), tools.RetainCorrectionName, tools.Retain{ID: id}))
+		}
+		if len(out) == 0 {
+			out = append(out, fakeopenai.Message(fakeopenai.Text("Nothing to flag.")))
+		}
+		return fakeopenai.Reply(fakeopenai.Response{Output: out, Usage: &fakeopenai.Usage{InputTokens: 900, OutputTokens: 120}}).WithDelay(b.firstDelay)
+	}
+	b.finalAt = time.Now().Add(b.finalDelay)
+	return fakeopenai.Reply(fakeopenai.Response{Output: []any{fakeopenai.Message(fakeopenai.Text("Submitted my findings."))}}).WithDelay(b.finalDelay)
+}
+
+// Snippets of the sources correction cites, on a tier-1 domain (loc.gov,
+// by the starter registry's *.gov) and a tier-2 one (reuters.com): the
+// brain judges both to refute the claim by default, so an approved claim
+// passes the strict policy.
+const (
+	officialSnippet = "The official record gives another value."
+	wireSnippet     = "The wire report gives another value."
+)
+
 func correction(text, summary string) tools.Correction {
-	return tools.Correction{Text: text, Context: text, Summary: summary, Reasoning: "The cited reference states otherwise.",
-		Sources: []tools.Source{{URL: "https://example.org/reference", Title: "Reference", Snippet: "The reference value."}}}
+	return tools.Correction{Text: text, Context: text, Summary: summary, Reasoning: "The cited references state otherwise.",
+		Sources: []tools.Source{
+			{URL: "https://www.loc.gov/reference", Title: "Official record", Snippet: officialSnippet},
+			{URL: "https://www.reuters.com/reference", Title: "Wire report", Snippet: wireSnippet},
+		}}
 }
 
 func kafkaEnds(ctx context.Context, t testing.TB, cl *kgo.Client, topic string) map[int32]int64 {

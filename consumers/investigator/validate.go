@@ -2,6 +2,7 @@ package investigator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -37,6 +38,13 @@ type ValidatorConfig struct {
 	// ExchangeTimeout bounds one model turn (default 5m).
 	ExchangeTimeout time.Duration
 	ReasoningEffort string
+	// AssessMaxWait caps the wait before an assessment whose stance
+	// provider failed is tried again (RetryBase·2^(n-1) after the n-th
+	// failed exchange; default 10m); after AssessMaxFailures failed
+	// exchanges (default 12) the claim is assessed without stance, every
+	// passage neutral, and so is not published under the strict policy.
+	AssessMaxWait     time.Duration
+	AssessMaxFailures int
 }
 
 func (c *ValidatorConfig) defaults() {
@@ -55,12 +63,20 @@ func (c *ValidatorConfig) defaults() {
 	if c.Model == "" {
 		c.Model = "gpt-5"
 	}
+	if c.AssessMaxWait <= 0 {
+		c.AssessMaxWait = 10 * time.Minute
+	}
+	if c.AssessMaxFailures <= 0 {
+		c.AssessMaxFailures = 12
+	}
 }
 
 // Validator is stage 2: it judges every accepted submission of a running
 // attempt in a separate model call, as soon as the submission is in the
-// log, so validation overlaps stage 1. Its run state is its own consumer
-// group's fold of the investigations topic.
+// log, so validation overlaps stage 1; then the evidence engine assesses
+// every claim it approved (Assessor), which decides whether the claim is
+// published. Its run state is its own consumer group's fold of the
+// investigations topic.
 type Validator struct {
 	cfg      ValidatorConfig
 	store    *runstate.Store
@@ -69,27 +85,30 @@ type Validator struct {
 	provider llm.Provider
 	prompts  *prompts.Registry
 	images   ImageStore
+	assessor *Assessor
 	logger   *slog.Logger
 	now      func() time.Time
 }
 
-// NewValidator returns a validator. keys and images may be nil.
+// NewValidator returns a validator. keys and images may be nil; assessor
+// may not: no approved claim is published without its assessment.
 func NewValidator(cfg ValidatorConfig, store *runstate.Store, log *EventLog, keys KeyStore, provider llm.Provider,
-	images ImageStore, logger *slog.Logger, now func() time.Time) *Validator {
+	images ImageStore, assessor *Assessor, logger *slog.Logger, now func() time.Time) *Validator {
 	cfg.defaults()
 	if now == nil {
 		now = time.Now
 	}
 	return &Validator{cfg: cfg, store: store, log: log, keys: keys, provider: provider, prompts: prompts.Default(),
-		images: images, logger: logger.With("worker", cfg.Worker, "stage", "validator"), now: now}
+		images: images, assessor: assessor, logger: logger.With("worker", cfg.Worker, "stage", "validator"), now: now}
 }
 
-// List lists due validations (runstate.ListFunc).
+// List lists due validations and assessments (runstate.ListFunc).
 func (v *Validator) List(ctx context.Context, now time.Time, limit int) ([]runstate.Work, error) {
-	return v.store.ValidatorWork(ctx, now, v.cfg.PerInvestigation, limit)
+	return v.store.ValidatorWork(ctx, now, v.cfg.PerInvestigation, limit, v.cfg.RetryBase, v.cfg.AssessMaxWait)
 }
 
-// Do validates one submission (runstate.DoFunc).
+// Do validates one submission, or assesses one it approved
+// (runstate.DoFunc).
 func (v *Validator) Do(ctx context.Context, work runstate.Work) error {
 	sub, err := v.store.Submission(ctx, work.SubmissionID)
 	if err != nil {
@@ -99,10 +118,20 @@ func (v *Validator) Do(ctx context.Context, work runstate.Work) error {
 	if err != nil {
 		return err
 	}
-	if sub.Outcome != "" || run.Ref() != sub.Ref ||
-		(run.Status != runstate.StatusRunning && run.Status != runstate.StatusFinishing) {
-		return nil // decided, or its attempt is over
+	if run.Ref() != sub.Ref || (run.Status != runstate.StatusRunning && run.Status != runstate.StatusFinishing) {
+		return nil // its attempt is over
 	}
+	switch {
+	case sub.Outcome == "":
+		return v.validate(ctx, run, sub)
+	case sub.Outcome == events.ValidationApproved && !sub.Assessed:
+		return v.assess(ctx, run, sub)
+	}
+	return nil // decided and assessed
+}
+
+// validate asks the validator model for its verdict on sub.
+func (v *Validator) validate(ctx context.Context, run runstate.Run, sub runstate.Submission) error {
 	prompt, err := v.prompts.Get(PromptValidator)
 	if err != nil {
 		return err
@@ -185,6 +214,57 @@ func (v *Validator) Do(ctx context.Context, work runstate.Work) error {
 		case <-time.After(Backoff(v.cfg.RetryBase, try)):
 		}
 	}
+}
+
+// assess judges the evidence of an approved submission and appends the
+// assessment with the stance exchanges before it. A stance provider
+// failure appends the exchanges only and returns the error: the assessment
+// is listed again once its wait is over (runstate.Store.ValidatorWork).
+func (v *Validator) assess(ctx context.Context, run runstate.Run, sub runstate.Submission) error {
+	if v.assessor == nil {
+		return errors.New("validator: no assessor, so approved claims cannot be assessed")
+	}
+	fetched, err := v.store.Fetches(ctx, sub.Ref, sub.FetchesBefore)
+	if err != nil {
+		return err
+	}
+	in := AssessInput{Ref: sub.Ref, SubmissionID: sub.ID, Claim: sub.Correction,
+		ValidatorCitations: sub.ValidatorCitations, Fetched: fetched}
+	cred, _, err := Credentials(ctx, v.keys, run, v.cfg.BaseURL, v.cfg.InstanceKey, v.cfg.AllowNoKey, v.now())
+	if err != nil {
+		ae := classify(err)
+		if ae.class == events.FailureTransient {
+			return err
+		}
+		in.NoStance = "no stance: no usable credentials: " + ae.Error()
+	}
+	in.Cred = cred
+	if sub.AssessFailures >= v.cfg.AssessMaxFailures {
+		in.NoStance = fmt.Sprintf("no stance: the stance provider failed %d times", sub.AssessFailures)
+	}
+	out, err := v.assessor.Assess(ctx, in)
+	payloads := out.Exchanges
+	if out.Event != nil {
+		payloads = append(payloads, out.Event)
+	}
+	if len(payloads) > 0 {
+		if aerr := v.log.Append(context.WithoutCancel(ctx), run.InvestigationID, payloads...); aerr != nil {
+			return aerr
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		v.logger.Warn("claim assessment failed; it will be tried again", "investigation", run.InvestigationID,
+			"submission", sub.ID, "failed_exchanges", sub.AssessFailures, "err", err)
+		return err
+	}
+	ev := out.Event
+	v.logger.Info("claim assessed", "investigation", run.InvestigationID, "submission", sub.ID, "verdict", ev.Verdict,
+		"score", ev.Score, "gate4", ev.Gate4, "published", ev.Published, "reason", ev.Reason, "sources", len(ev.Sources),
+		"policy", ev.PolicyVersion)
+	return nil
 }
 
 func nonEmpty(s, fallback string) string {

@@ -54,7 +54,8 @@ func (Applier) Handles(t string) bool {
 	case events.TypeInvestigationRequestedV1, events.TypeInvestigationKeyAttachedV1,
 		events.TypeInvestigationInputSnapshottedV1, events.TypeInvestigationAttemptStartedV1,
 		events.TypeInvestigationClaimSubmittedV1, events.TypeInvestigationClaimRetainedV1,
-		events.TypeInvestigationClaimValidatedV1, events.TypeInvestigationAttemptFailedV1,
+		events.TypeInvestigationClaimValidatedV1, events.TypeInvestigationClaimAssessedV1,
+		events.TypeInvestigationExchangeRecordedV1, events.TypeInvestigationAttemptFailedV1,
 		events.TypeInvestigationStageOneFinishedV1, events.TypeInvestigationCompletedV1,
 		events.TypeInvestigationFailedV1:
 		return true
@@ -113,8 +114,10 @@ func apply(ctx context.Context, tx pgx.Tx, ev events.Event) error {
 		if merr != nil {
 			return merr
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO submissions (submission_id, investigation_id, series, attempt, seq, correction, submitted_at)
-			SELECT $1, $2, $3, $4, $5, $6, $7 FROM runs
+		_, err = tx.Exec(ctx, `INSERT INTO submissions (submission_id, investigation_id, series, attempt, seq, correction, submitted_at, fetches_before)
+			SELECT $1, $2, $3, $4, $5, $6, $7,
+				(SELECT count(*) FROM fetches WHERE investigation_id = $2 AND series = $3 AND attempt = $4)
+			FROM runs
 			WHERE investigation_id = $2 AND series = $3 AND attempt = $4 AND status = 'RUNNING'
 			ON CONFLICT DO NOTHING`, p.SubmissionID, p.InvestigationID, p.Series, p.Attempt, p.Seq, correction, t)
 	case *events.InvestigationClaimRetainedV1:
@@ -129,6 +132,13 @@ func apply(ctx context.Context, tx pgx.Tx, ev events.Event) error {
 	case *events.InvestigationClaimValidatedV1:
 		_, err = tx.Exec(ctx, `UPDATE submissions SET outcome = $2, reason = $3
 			WHERE submission_id = $1 AND outcome IS NULL`, p.SubmissionID, p.Outcome, p.Reason)
+	case *events.InvestigationClaimAssessedV1:
+		// The first assessment wins: one that a retried assessor appended
+		// after a crash changes nothing.
+		_, err = tx.Exec(ctx, `UPDATE submissions SET assessed = true, published = $2, assess_reason = $3
+			WHERE submission_id = $1 AND NOT assessed`, p.SubmissionID, p.Published, p.Reason)
+	case *events.InvestigationExchangeRecordedV1:
+		err = applyExchange(ctx, tx, p, t)
 	case *events.InvestigationStageOneFinishedV1:
 		_, err = tx.Exec(ctx, `UPDATE runs SET status = 'FINISHING', updated_at = $4
 			WHERE investigation_id = $1 AND series = $2 AND attempt = $3 AND status = 'RUNNING'`,

@@ -109,6 +109,18 @@ type Submission struct {
 	// Outcome is empty until the validator decided.
 	Outcome string
 	Reason  string
+	// Assessed says the evidence engine judged the submission (the first
+	// claim_assessed event); Published and AssessReason are its decision.
+	Assessed     bool
+	Published    bool
+	AssessReason string
+	// FetchesBefore counts the attempt's fetch_url results folded before
+	// the submission: the ones its assessment reads (Fetches).
+	FetchesBefore int
+	// ValidatorCitations are the sources the validator's answer cited.
+	ValidatorCitations []events.SourceV1
+	// AssessFailures counts the assessor's failed provider exchanges.
+	AssessFailures int
 }
 
 // Submission reads one submission.
@@ -138,20 +150,25 @@ func (s *Store) Submissions(ctx context.Context, ref events.AttemptRef) ([]Submi
 }
 
 const submissionSelect = `SELECT submission_id::text, investigation_id::text, series, attempt, seq, correction,
-	COALESCE(outcome, ''), COALESCE(reason, '') FROM submissions`
+	COALESCE(outcome, ''), COALESCE(reason, ''), assessed, COALESCE(published, false), COALESCE(assess_reason, ''),
+	fetches_before, validator_citations, assess_failures FROM submissions`
 
 func scanSubmissions(rows pgx.Rows) ([]Submission, error) {
 	defer rows.Close()
 	var out []Submission
 	for rows.Next() {
 		var sub Submission
-		var correction []byte
+		var correction, cited []byte
 		if err := rows.Scan(&sub.ID, &sub.Ref.InvestigationID, &sub.Ref.Series, &sub.Ref.Attempt, &sub.Seq,
-			&correction, &sub.Outcome, &sub.Reason); err != nil {
+			&correction, &sub.Outcome, &sub.Reason, &sub.Assessed, &sub.Published, &sub.AssessReason,
+			&sub.FetchesBefore, &cited, &sub.AssessFailures); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(correction, &sub.Correction); err != nil {
 			return nil, fmt.Errorf("submission %s: %w", sub.ID, err)
+		}
+		if err := json.Unmarshal(cited, &sub.ValidatorCitations); err != nil {
+			return nil, fmt.Errorf("submission %s citations: %w", sub.ID, err)
 		}
 		out = append(out, sub)
 	}
@@ -169,25 +186,39 @@ func (s *Store) Retained(ctx context.Context, ref events.AttemptRef) ([]string, 
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// Fetches lists the first n fetch_url results (the tool outputs) of an
+// attempt, in the order they were recorded.
+func (s *Store) Fetches(ctx context.Context, ref events.AttemptRef, n int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT output FROM fetches
+		WHERE investigation_id = $1 AND series = $2 AND attempt = $3 AND ord < $4 ORDER BY ord`,
+		ref.InvestigationID, ref.Series, ref.Attempt, n)
+	if err != nil {
+		return nil, fmt.Errorf("fetches of %s: %w", ref.InvestigationID, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
 // Work kinds.
 const (
 	WorkAttempt  = "attempt"  // start (or replace an abandoned) stage-1 attempt
 	WorkFinish   = "finish"   // publish the result of a finished attempt
 	WorkValidate = "validate" // validate one submission
+	WorkAssess   = "assess"   // assess the evidence of one approved submission
 )
 
 // Work is one unit of work a worker may take.
 type Work struct {
 	Kind            string
 	InvestigationID string
-	// SubmissionID is set for WorkValidate.
+	// SubmissionID is set for WorkValidate and WorkAssess.
 	SubmissionID string
 }
 
-// ID is the lease identity of the work.
+// ID is the lease identity of the work. A submission's validation and its
+// assessment share one, so they never run at once.
 func (w Work) ID() string {
-	if w.Kind == WorkValidate {
-		return w.Kind + ":" + w.SubmissionID
+	if w.Kind == WorkValidate || w.Kind == WorkAssess {
+		return WorkValidate + ":" + w.SubmissionID
 	}
 	return "run:" + w.InvestigationID
 }
@@ -195,7 +226,8 @@ func (w Work) ID() string {
 // InvestigatorWork lists up to limit units of stage-1 and finishing work
 // that are due at now and not leased: runs waiting for an attempt, runs
 // whose attempt lost its worker (RUNNING without a live lease), and
-// finished attempts whose submissions are all validated.
+// finished attempts whose submissions are all validated and whose approved
+// submissions are all assessed.
 func (s *Store) InvestigatorWork(ctx context.Context, now time.Time, limit int) ([]Work, error) {
 	rows, err := s.pool.Query(ctx, `SELECT CASE WHEN r.status = 'FINISHING' THEN 'finish' ELSE 'attempt' END, r.investigation_id::text
 		FROM runs r
@@ -203,7 +235,8 @@ func (s *Store) InvestigatorWork(ctx context.Context, now time.Time, limit int) 
 			(r.status IN ('PENDING', 'RETRY_WAIT') AND r.due_at <= $1)
 			OR r.status = 'RUNNING'
 			OR (r.status = 'FINISHING' AND NOT EXISTS (SELECT 1 FROM submissions s
-				WHERE s.investigation_id = r.investigation_id AND s.series = r.series AND s.attempt = r.attempt AND s.outcome IS NULL))
+				WHERE s.investigation_id = r.investigation_id AND s.series = r.series AND s.attempt = r.attempt
+				AND (s.outcome IS NULL OR (s.outcome = 'APPROVED' AND NOT s.assessed))))
 		)
 		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.work_id = 'run:' || r.investigation_id::text AND l.until > $1)
 		ORDER BY r.due_at, r.investigation_id LIMIT $2`, now, limit)
@@ -217,22 +250,27 @@ func (s *Store) InvestigatorWork(ctx context.Context, now time.Time, limit int) 
 }
 
 // ValidatorWork lists up to limit submissions of current attempts that
-// wait for a verdict, skipping investigations that already have perRun
-// validations under a live lease.
-func (s *Store) ValidatorWork(ctx context.Context, now time.Time, perRun, limit int) ([]Work, error) {
-	rows, err := s.pool.Query(ctx, `SELECT s.investigation_id::text, s.submission_id::text
+// wait for a verdict, or were approved and wait for their assessment,
+// skipping investigations that already have perRun units under a live
+// lease. An assessment whose provider failed waits before its next try:
+// retryBase·2^(n-1) after its n-th failed exchange, at most maxWait.
+func (s *Store) ValidatorWork(ctx context.Context, now time.Time, perRun, limit int, retryBase, maxWait time.Duration) ([]Work, error) {
+	rows, err := s.pool.Query(ctx, `SELECT CASE WHEN s.outcome IS NULL THEN 'validate' ELSE 'assess' END,
+			s.investigation_id::text, s.submission_id::text
 		FROM submissions s
 		JOIN runs r ON r.investigation_id = s.investigation_id AND r.series = s.series AND r.attempt = s.attempt
-		WHERE s.outcome IS NULL AND r.status IN ('RUNNING', 'FINISHING')
+		WHERE (s.outcome IS NULL OR (s.outcome = 'APPROVED' AND NOT s.assessed AND (s.assess_failures = 0
+			OR s.assess_failed_at + make_interval(secs => LEAST($4::float8 * power(2, LEAST(s.assess_failures, 30) - 1), $5::float8)) <= $1)))
+		AND r.status IN ('RUNNING', 'FINISHING')
 		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.work_id = 'validate:' || s.submission_id::text AND l.until > $1)
 		AND (SELECT count(*) FROM leases l WHERE l.investigation_id = s.investigation_id AND l.until > $1) < $2
-		ORDER BY s.submitted_at, s.seq LIMIT $3`, now, perRun, limit)
+		ORDER BY s.submitted_at, s.seq LIMIT $3`, now, perRun, limit, retryBase.Seconds(), maxWait.Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("validator work: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Work, error) {
-		w := Work{Kind: WorkValidate}
-		return w, row.Scan(&w.InvestigationID, &w.SubmissionID)
+		var w Work
+		return w, row.Scan(&w.Kind, &w.InvestigationID, &w.SubmissionID)
 	})
 }
 

@@ -78,11 +78,17 @@ func TestClusterFaults(t *testing.T) {
 	posts := planPosts(run, 2000)
 	script := fakeopenai.Script{APIKey: "sk-faults-" + run}
 	approved := true
+	// Two tier-2 wire services refute each claim, so the strict evidence
+	// policy publishes it as the validator approved it.
+	refutes := &fakeopenai.ScriptStance{Entail: 0.03, Contradict: 0.92, Neutral: 0.05}
 	for _, p := range posts {
 		script.Rules = append(script.Rules, fakeopenai.ScriptRule{Name: p.Rule, Match: p.Claim, Claims: []fakeopenai.ScriptClaim{{
 			Text: p.Claim, Context: p.Text, Summary: "Scripted claim of the cluster fault test.",
 			Reasoning: "Scripted test data.", Approved: &approved,
-			Sources: []fakeopenai.ScriptSource{{URL: "https://example.org/errata-faults", Title: "Scripted source", Snippet: "Scripted snippet."}},
+			Sources: []fakeopenai.ScriptSource{
+				{URL: "https://www.reuters.com/errata-faults", Title: "Scripted source", Snippet: "Scripted snippet.", Stance: refutes},
+				{URL: "https://apnews.com/errata-faults", Title: "Second scripted source", Snippet: "Second scripted snippet.", Stance: refutes},
+			},
 		}}})
 	}
 	fake, err := fakeopenai.Start("127.0.0.1:0")

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/errata-dev/errata/consumers/evidence"
 )
 
 // Config is every setting of every Errata process. Each field documents its
@@ -81,6 +83,11 @@ type Config struct {
 	InvestigatorModel string
 	ValidatorModel    string
 	ReasoningEffort   string
+	// StanceModel judges the stance of evidence passages (empty: the
+	// validator's model); EvidencePolicy names the evidence engine's
+	// policy (evidence.PolicyByName), which decides what is published.
+	StanceModel    string
+	EvidencePolicy string
 	// MaxAttempts, RetryBase and RoundCap govern investigation attempts.
 	MaxAttempts int
 	RetryBase   time.Duration
@@ -123,6 +130,10 @@ type Config struct {
 	// SearchIndexPrefix names the search indices: "<prefix>investigations-vN"
 	// behind the alias "<prefix>investigations".
 	SearchIndexPrefix string
+
+	// SourceRegistry is a file of source-tier rules extending the starter
+	// registry (consumers/evidence/sources); empty: the starter alone.
+	SourceRegistry string
 }
 
 // DefaultOpenAIBaseURL is OpenAI's public API root.
@@ -324,6 +335,15 @@ var Vars = []Var{
 		set: func(c *Config, v string) error { c.InvestigatorModel = v; return nil }},
 	{Name: "ERRATA_VALIDATOR_MODEL", Default: "gpt-5", Doc: "model of stage 2 (per-claim validation)",
 		set: func(c *Config, v string) error { c.ValidatorModel = v; return nil }},
+	{Name: "ERRATA_STANCE_MODEL", Default: "", Doc: "model judging the stance of evidence passages for approved claims (empty: ERRATA_VALIDATOR_MODEL)",
+		set: func(c *Config, v string) error { c.StanceModel = v; return nil }},
+	{Name: "ERRATA_EVIDENCE_POLICY", Default: "strict-v1",
+		Doc: "evidence policy deciding which approved claims are published: strict-v1 (only claims authoritative sources refute) or validator-only-v1 (every approved claim, as before the evidence engine); recorded in every assessment",
+		set: func(c *Config, v string) error {
+			c.EvidencePolicy = v
+			_, err := evidence.PolicyByName(v)
+			return err
+		}},
 	{Name: "ERRATA_REASONING_EFFORT", Default: "", Doc: "reasoning effort sent to reasoning models (minimal, low, medium, high; empty: provider default)",
 		set: func(c *Config, v string) error {
 			c.ReasoningEffort = v
@@ -373,6 +393,8 @@ var Vars = []Var{
 		set: func(c *Config, v string) error { c.SearchBaseURL = v; return nil }},
 	{Name: "ERRATA_WORKER_ID", Default: "", Doc: "this worker's name in events and leases (empty: host name and process id)",
 		set: func(c *Config, v string) error { c.WorkerID = v; return nil }},
+	{Name: "ERRATA_SOURCE_REGISTRY", Default: "", Doc: "file of source-tier rules (TIER PATTERN a line) extending or overriding the starter source registry, read at start-up; empty: the starter alone (errata sources list)",
+		set: func(c *Config, v string) error { c.SourceRegistry = v; return nil }},
 	{Name: "ERRATA_LLM_PRICES", Default: DefaultLLMPrices,
 		Doc: "US dollars per million tokens for cost metrics: model=input:output[:cached_input],... (a dated snapshot matches its alias; unknown models count tokens only)",
 		set: func(c *Config, v string) (err error) { c.LLMPrices, err = ParseLLMPrices(v); return }},

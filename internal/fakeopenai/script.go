@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -18,7 +19,10 @@ import (
 // contains it gets the rule's claims from stage 1 (one submit_correction
 // call each, in the order given), and the validator answers each claim with
 // the verdict the script gives it. A post no rule matches ends without
-// claims. The script is test data: its verdicts check nothing.
+// claims. A source may carry a stance, which the fake answers when the
+// evidence engine judges a passage holding its snippet against its claim
+// (see Script.stance); every other passage is neutral. The script is test
+// data: its verdicts and stances check nothing.
 type Script struct {
 	// APIKey is the only key the fake accepts (GET /v1/models answers 401
 	// for any other, so the API's key check says "invalid"). Empty: any key.
@@ -57,6 +61,10 @@ type ScriptSource struct {
 	URL     string `json:"url"`
 	Title   string `json:"title"`
 	Snippet string `json:"snippet"`
+	// Stance is the stance the fake answers for a passage containing
+	// Snippet when it is judged against this claim (see Script.stance);
+	// nil: neutral.
+	Stance *ScriptStance `json:"stance,omitempty"`
 }
 
 // LoadScript reads and checks a script file.
@@ -129,6 +137,11 @@ func (sc *Script) check() error {
 				if strings.TrimSpace(s.Title) == "" || strings.TrimSpace(s.Snippet) == "" {
 					return fmt.Errorf("%s sources[%d]: title and snippet must not be empty", where, k)
 				}
+				if s.Stance != nil {
+					if err := s.Stance.check(); err != nil {
+						return fmt.Errorf("%s sources[%d]: %w", where, k, err)
+					}
+				}
 			}
 		}
 	}
@@ -151,20 +164,27 @@ func (sc *Script) rule(post string) *ScriptRule {
 type ScriptLogEntry struct {
 	Seq int `json:"seq"`
 	// Kind is "investigate" (a stage-1 start), "continue" (a stage-1 turn
-	// after tool outputs), "validate" or "other".
+	// after tool outputs), "validate", "stance" or "other".
 	Kind string `json:"kind"`
 	// Rule is the matched rule ("" when none matched).
 	Rule string `json:"rule"`
 	// Claims is the number of submissions of an "investigate" answer.
 	Claims int `json:"claims,omitempty"`
-	// Text and Approved describe a "validate" answer.
+	// Text and Approved describe a "validate" answer; Text is also the
+	// scripted claim a "stance" request matched.
 	Text     string `json:"text,omitempty"`
 	Approved *bool  `json:"approved,omitempty"`
+	// Passages is the number of passages of a "stance" request, Matched
+	// how many of them got a scripted stance (the others are neutral).
+	Passages int `json:"passages,omitempty"`
+	Matched  int `json:"matched,omitempty"`
 }
 
-// Play makes the fake answer POST /v1/responses from sc, and, when sc has
-// an API key, refuse every other key. Each answer is logged to log as one
-// JSON line (ScriptLogEntry); log may be nil.
+// Play makes the fake answer POST /v1/responses from sc, and stance
+// requests (consumers/evidence/stance) on both /v1/responses and
+// /v1/chat/completions; other Chat Completions requests stay unscripted.
+// When sc has an API key, every other key is refused. Each answer is
+// logged to log as one JSON line (ScriptLogEntry); log may be nil.
 func (s *Server) Play(sc *Script, log io.Writer) {
 	if sc.APIKey != "" {
 		s.RequireAPIKey(sc.APIKey)
@@ -179,7 +199,30 @@ func (s *Server) Play(sc *Script, log io.Writer) {
 		defer mu.Unlock()
 		_, _ = log.Write(append(line, '\n'))
 	}
+	stance := func(req Request) (Step, bool) {
+		claim, passages, ok, err := stanceRequest(req.Endpoint, req.Body)
+		if !ok {
+			return Step{}, false
+		}
+		if err != nil {
+			record(ScriptLogEntry{Seq: req.Seq, Kind: "other"})
+			return badStanceRequest(err), true
+		}
+		text, stances, matched := sc.stance(claim, passages)
+		record(ScriptLogEntry{Seq: req.Seq, Kind: "stance", Text: text, Passages: len(passages), Matched: matched})
+		return textReply(req.Endpoint, stanceAnswer(stances)), true
+	}
+	s.HandleFunc(ChatCompletions, func(req Request) Step {
+		if st, ok := stance(req); ok {
+			return st
+		}
+		return Fail(http.StatusInternalServerError, APIError{Type: "server_error", Code: "fake_unscripted",
+			Message: fmt.Sprintf("fakeopenai: the script answers only stance requests on %s (request %d)", req.Path, req.Seq)})
+	})
 	s.HandleFunc(Responses, func(req Request) Step {
+		if st, ok := stance(req); ok {
+			return st
+		}
 		body := req.JSON()
 		post, _ := inputSection(req.Body, "### Post text")
 		rule := sc.rule(post)
@@ -257,36 +300,7 @@ func (sc *Script) verdict(rule *ScriptRule, candidate string) (bool, string) {
 // line after the heading opens the fence; its END twin closes it), searched
 // in the text of every input message.
 func inputSection(body []byte, heading string) (string, bool) {
-	var req struct {
-		Input json.RawMessage `json:"input"`
-	}
-	if json.Unmarshal(body, &req) != nil {
-		return "", false
-	}
-	var all strings.Builder
-	var msgs []struct {
-		Content json.RawMessage `json:"content"` // a string, or a list of parts
-	}
-	if json.Unmarshal(req.Input, &msgs) != nil {
-		var text string
-		_ = json.Unmarshal(req.Input, &text)
-		all.WriteString(text)
-	}
-	for _, m := range msgs {
-		var text string
-		if json.Unmarshal(m.Content, &text) == nil {
-			all.WriteString(text)
-			continue
-		}
-		var parts []struct {
-			Text string `json:"text"`
-		}
-		_ = json.Unmarshal(m.Content, &parts)
-		for _, p := range parts {
-			all.WriteString(p.Text) // image parts between text parts add nothing
-		}
-	}
-	_, after, ok := strings.Cut(all.String(), heading+"\n")
+	_, after, ok := strings.Cut(responsesInputText(body), heading+"\n")
 	if !ok {
 		return "", false
 	}
@@ -294,6 +308,30 @@ func inputSection(body []byte, heading string) (string, bool) {
 	closeLine := strings.Replace(open, "BEGIN", "END", 1)
 	section, _, found := strings.Cut(rest, "\n"+closeLine)
 	return section, found
+}
+
+// responsesInputText joins the text of every input message of a Responses
+// request (input may also be a plain string).
+func responsesInputText(body []byte) string {
+	var req struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return ""
+	}
+	var msgs []struct {
+		Content json.RawMessage `json:"content"` // a string, or a list of parts
+	}
+	if json.Unmarshal(req.Input, &msgs) != nil {
+		var text string
+		_ = json.Unmarshal(req.Input, &text)
+		return text
+	}
+	var all strings.Builder
+	for _, m := range msgs {
+		all.WriteString(contentText(m.Content))
+	}
+	return all.String()
 }
 
 // collapse is s as the server compares post text: normalized (quotes,

@@ -33,9 +33,10 @@ func Build(investigationID string, recs []Record, post *PostVersion) (*Trail, er
 	if t.Steps == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, investigationID)
 	}
-	// Validator exchanges of a submission the trail never saw (not
-	// expected: a submission precedes its validation) stay visible among
-	// their attempt's exchanges, in log order of their submission ids.
+	// Validator and assessor exchanges of a submission the trail never
+	// saw (not expected: a submission precedes its validation) stay
+	// visible among their attempt's exchanges, in log order of their
+	// submission ids.
 	for _, id := range b.pendingOrder {
 		if xs, ok := b.pendingExchanges[id]; ok {
 			a := b.pendingAttempt[id]
@@ -45,6 +46,7 @@ func Build(investigationID string, recs []Record, post *PostVersion) (*Trail, er
 	for _, a := range t.Attempts {
 		for _, s := range a.Submissions {
 			a.Usage.add(sumUsage(s.Exchanges))
+			a.Usage.add(sumUsage(s.AssessorExchanges))
 		}
 		a.Usage.add(sumUsage(a.Exchanges))
 		t.Usage.add(a.Usage)
@@ -58,8 +60,8 @@ type builder struct {
 	t           *Trail
 	attempts    map[attemptKey]*Attempt
 	submissions map[string]*Submission
-	// pendingExchanges are validator exchanges read before their
-	// submission, by submission id.
+	// pendingExchanges are validator and assessor exchanges read before
+	// their submission, by submission id.
 	pendingExchanges map[string][]*Exchange
 	pendingAttempt   map[string]*Attempt
 	pendingOrder     []string
@@ -75,6 +77,35 @@ func (b *builder) attempt(ref events.AttemptRef) *Attempt {
 	b.attempts[k] = a
 	b.t.Attempts = append(b.t.Attempts, a)
 	return a
+}
+
+// submission is the submission id names; a decision on one the trail has
+// not seen (not expected: a submission precedes its validation and
+// assessment) gets a placeholder, so that no decision is dropped.
+func (b *builder) submission(ref events.AttemptRef, id string, step Step) *Submission {
+	if s := b.submissions[id]; s != nil {
+		return s
+	}
+	s := &Submission{Step: step, SubmissionID: id, Disposition: "UNKNOWN", Exchanges: []*Exchange{}, AssessorExchanges: []*Exchange{}}
+	b.submissions[id] = s
+	a := b.attempt(ref)
+	a.Submissions = append(a.Submissions, s)
+	return s
+}
+
+// perSubmission reports whether an exchange of stage belongs under its
+// submission: the validator's, and the assessor's stance exchanges.
+func perSubmission(stage string) bool {
+	return stage == events.StageValidator || stage == events.StageAssessor
+}
+
+// attach puts an exchange under its submission by stage.
+func (s *Submission) attach(x *Exchange) {
+	if x.Stage == events.StageAssessor {
+		s.AssessorExchanges = append(s.AssessorExchanges, x)
+		return
+	}
+	s.Exchanges = append(s.Exchanges, x)
 }
 
 func (b *builder) identify(postID, postVersionID, platform, externalID string) {
@@ -134,11 +165,10 @@ func (b *builder) apply(r Record) error {
 		}
 		a := b.attempt(p.AttemptRef)
 		switch {
-		case p.Stage != events.StageValidator:
+		case !perSubmission(p.Stage) || p.SubmissionID == "":
 			a.Exchanges = append(a.Exchanges, ex)
 		case b.submissions[p.SubmissionID] != nil:
-			s := b.submissions[p.SubmissionID]
-			s.Exchanges = append(s.Exchanges, ex)
+			b.submissions[p.SubmissionID].attach(ex)
 		default:
 			if _, ok := b.pendingExchanges[p.SubmissionID]; !ok {
 				b.pendingOrder = append(b.pendingOrder, p.SubmissionID)
@@ -151,9 +181,9 @@ func (b *builder) apply(r Record) error {
 		c := p.Correction
 		s := &Submission{Step: step, SubmissionID: p.SubmissionID, Seq: p.Seq, CallID: p.CallID, Disposition: p.Disposition,
 			Correction: Correction{Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning, Sources: sourcesOf(c.Sources)},
-			Exchanges:  b.pendingExchanges[p.SubmissionID]}
-		if s.Exchanges == nil {
-			s.Exchanges = []*Exchange{}
+			Exchanges:  []*Exchange{}, AssessorExchanges: []*Exchange{}}
+		for _, x := range b.pendingExchanges[p.SubmissionID] {
+			s.attach(x)
 		}
 		delete(b.pendingExchanges, p.SubmissionID)
 		b.submissions[p.SubmissionID] = s
@@ -164,16 +194,12 @@ func (b *builder) apply(r Record) error {
 	case *events.InvestigationClaimValidatedV1:
 		v := &Validation{Step: step, Outcome: p.Outcome, Reason: p.Reason, Prompt: promptOf(p.Prompt),
 			Provider: p.Provider, Model: p.Model, Tries: p.Tries}
-		s := b.submissions[p.SubmissionID]
-		if s == nil {
-			// A verdict on a submission the trail has not seen: keep it
-			// visible rather than drop a decision.
-			s = &Submission{Step: step, SubmissionID: p.SubmissionID, Disposition: "UNKNOWN", Exchanges: []*Exchange{}}
-			b.submissions[p.SubmissionID] = s
-			a := b.attempt(p.AttemptRef)
-			a.Submissions = append(a.Submissions, s)
+		b.submission(p.AttemptRef, p.SubmissionID, step).Validation = v
+	case *events.InvestigationClaimAssessedV1:
+		s := b.submission(p.AttemptRef, p.SubmissionID, step)
+		if s.Assessment == nil { // the first assessment of a submission is the one that counts
+			s.Assessment = assessmentOf(step, p)
 		}
-		s.Validation = v
 	case *events.InvestigationAttemptFailedV1:
 		a := b.attempt(p.AttemptRef)
 		a.Failure = &AttemptFailure{Step: step, Class: p.Class, Kind: p.Kind, Message: p.Message, RetryAt: p.RetryAt}
@@ -199,6 +225,32 @@ func (b *builder) apply(r Record) error {
 	return nil
 }
 
+func assessmentOf(step Step, p *events.InvestigationClaimAssessedV1) *Assessment {
+	a := &Assessment{Step: step, Verdict: p.Verdict, Score: p.Score, Raw: p.Raw,
+		Features:      Features{EMax: p.EMax, EMean3: p.EMean3, CMax: p.CMax, AgreeDom: p.AgreeDom, RelAvg: p.RelAvg, RecMax: p.RecMax, NumOK: p.NumOK},
+		Gate4:         Gate4{Level: p.Gate4, Sources: p.Gate4Sources, Quality: p.Gate4Quality, Agreement: p.Gate4Agreement},
+		PolicyVersion: p.PolicyVersion, RegistryVersion: p.RegistryVersion, PublishMode: p.PublishMode,
+		Published: p.Published, Reason: p.Reason, Failed: append([]string{}, p.Failed...), Causal: p.Causal,
+		StanceProvider: p.StanceProvider, StanceModel: p.StanceModel,
+		Queries: make([]EvidenceQuery, len(p.Queries)), Sources: make([]AssessedSource, len(p.Sources)), Dropped: make([]DroppedSource, len(p.Dropped))}
+	if p.StancePrompt != nil {
+		pr := promptOf(*p.StancePrompt)
+		a.StancePrompt = &pr
+	}
+	for i, q := range p.Queries {
+		a.Queries[i] = EvidenceQuery(q)
+	}
+	for i, s := range p.Sources {
+		a.Sources[i] = AssessedSource{URL: s.URL, Domain: s.Domain, Tier: s.Tier, Rule: s.Rule, Origin: s.Origin, Title: s.Title,
+			Snippet: s.Snippet, PublishedAt: s.PublishedAt, Entail: s.Entail, Contradict: s.Contradict, Neutral: s.Neutral,
+			StanceNote: s.StanceNote, Num: s.Num, Recency: s.Recency}
+	}
+	for i, d := range p.Dropped {
+		a.Dropped[i] = DroppedSource(d)
+	}
+	return a
+}
+
 func sourcesOf(in []events.SourceV1) []Source {
 	out := make([]Source, len(in))
 	for i, s := range in {
@@ -210,7 +262,7 @@ func sourcesOf(in []events.SourceV1) []Source {
 func claimsOf(in []events.ClaimV1) []Claim {
 	out := make([]Claim, len(in))
 	for i, c := range in {
-		out[i] = Claim{ID: c.ID, Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning, Sources: sourcesOf(c.Sources)}
+		out[i] = Claim{ID: c.ID, SubmissionID: c.SubmissionID, Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning, Sources: sourcesOf(c.Sources)}
 	}
 	return out
 }

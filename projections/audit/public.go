@@ -30,12 +30,18 @@ import (
 //     errors "search failed: <category>", and the messages of exchange
 //     errors, attempt failures and investigation failures the public
 //     sentence of their kind (PublicFailureMessage). Class, kind, HTTP
-//     status and provider code stay.
+//     status and provider code stay;
+//   - in evidence assessments, the errors of search queries, which quote
+//     the search provider's (PublicQueryError), and stance notes, which
+//     quote the model's answers and refusals (PublicStanceNote): both
+//     become categories; the number of results and the neutral stance stay.
 //
 // Everything else is published: the post version and its hashes, the exact
 // input text, prompts (name, version, sha256 and the rendered
 // instructions), tools, models, every claim submitted with its disposition,
-// every validator verdict with its reason, failures and the result.
+// every validator verdict with its reason, every evidence assessment (its
+// sources with tier and stance, scores, versions, published or withheld and
+// why), failures and the result.
 func (t *Trail) Public() (*Trail, error) {
 	raw, err := json.Marshal(t)
 	if err != nil {
@@ -98,6 +104,18 @@ func (t *Trail) Public() (*Trail, error) {
 			}
 			if s.Validation != nil {
 				pub(&s.Validation.Step)
+			}
+			for _, x := range s.AssessorExchanges {
+				pubExchange(x)
+			}
+			if as := s.Assessment; as != nil {
+				pub(&as.Step)
+				for i := range as.Queries {
+					as.Queries[i].Error = PublicQueryError(as.Queries[i].Error)
+				}
+				for i := range as.Sources {
+					as.Sources[i].StanceNote = PublicStanceNote(as.Sources[i].StanceNote)
+				}
 			}
 		}
 		for i := range a.Retains {

@@ -284,3 +284,48 @@ func PublicFailureReason(reason string) string {
 	}
 	return m[1] + m[2] + ": " + PublicFailureMessage(m[2])
 }
+
+// PublicQueryError is the public category of why a query of our own
+// search failed (an assessment's query error quotes consumers/search's
+// error, which can name an internal search provider's host or the
+// resolver): the categories of the web_search tool's errors; "" stays "".
+func PublicQueryError(text string) string {
+	if text == "" {
+		return ""
+	}
+	return publicSearchError(text)
+}
+
+// Public categories of why a passage's stance is the neutral default.
+const (
+	StanceEmptyPassage  = "empty_passage"
+	StanceEmptyClaim    = "empty_claim"
+	StanceInvalidAnswer = "invalid_answer"
+	StanceNotJudged     = "not_judged"
+)
+
+// Texts of the stance notes (consumers/evidence/stance's notes and the
+// investigator's assessor; publictext_test.go checks them).
+const (
+	stanceNoteEmptyPassage = "empty passage"
+	stanceNoteEmptyClaim   = "empty claim"
+	stanceNoteBrokeSchema  = "stance answer broke the schema "
+	stanceNoteUnusable     = "unusable stance: "
+)
+
+// PublicStanceNote is the public category of a stance note; "" stays "".
+// The notes repeat what the model answered or refused with, and provider
+// texts, which the public trail shows only as categories.
+func PublicStanceNote(note string) string {
+	switch {
+	case note == "":
+		return ""
+	case note == stanceNoteEmptyPassage:
+		return StanceEmptyPassage
+	case note == stanceNoteEmptyClaim:
+		return StanceEmptyClaim
+	case strings.HasPrefix(note, stanceNoteBrokeSchema), strings.HasPrefix(note, stanceNoteUnusable):
+		return StanceInvalidAnswer
+	}
+	return StanceNotJudged
+}

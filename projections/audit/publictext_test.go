@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
 	"github.com/errata-dev/errata/consumers/investigator/images"
 	"github.com/errata-dev/errata/consumers/llm"
@@ -250,6 +251,8 @@ func TestPublicSearchErrorsOfRealProviders(t *testing.T) {
 		require.Error(t, err, tc.base)
 		out := publicToolOutput(t, "web_search", searchToolError(err))
 		require.JSONEq(t, `{"error":"search failed: `+tc.want+`"}`, out, "%s: %v", tc.base, err)
+		// An evidence assessment records the same error for its query.
+		require.Equal(t, tc.want, audit.PublicQueryError(err.Error()), "%s: %v", tc.base, err)
 	}
 	// Other outputs are the tools' own public texts and stay as they are.
 	refused := fetchurl.Result{URL: "http://" + privateAddr + "/", Error: "the address is not on the public internet (private, local or reserved network) and cannot be fetched"}
@@ -344,6 +347,17 @@ func TestPublicTrailHidesTheDeployment(t *testing.T) {
 				continue
 			}
 			f.Investigation[i].Payload = &cp
+		case *events.InvestigationClaimAssessedV1:
+			if p.Published {
+				continue
+			}
+			cp := *p
+			cp.Queries = append([]events.EvidenceQueryV1{}, p.Queries...)
+			cp.Queries[1].Error = "searxng search: search: provider unavailable: Get \"http://searxng.internal:8080/search\": resolve searxng.internal: lookup searxng.internal on " + resolverAddr + ": no such host"
+			cp.Sources = append([]events.AssessedSourceV1{}, p.Sources...)
+			cp.Sources[1].StanceNote = "provider at llm.internal (10.0.7.7) said no"
+			cp.Sources[1].Entail, cp.Sources[1].Contradict, cp.Sources[1].Neutral = 0, 0, 1
+			f.Investigation[i].Payload = &cp
 		case *events.InvestigationAttemptFailedV1:
 			cp := *p
 			cp.Kind = "network"
@@ -385,7 +399,49 @@ func TestPublicTrailHidesTheDeployment(t *testing.T) {
 	require.Equal(t, "network", pub.Attempts[0].Failure.Kind)
 	require.Equal(t, "the model provider could not be reached", pub.Attempts[0].Exchanges[0].Error.Message)
 	results := pub.Attempts[1].Exchanges[0].ToolResults
-	require.Len(t, results, 4)
-	require.JSONEq(t, `{"error":"search failed: dns_failure"}`, results[2].Output)
-	require.Equal(t, searched.ToolResults[3].Output, results[3].Output, "fetch_url's own text is already public")
+	require.Len(t, results, 5)
+	require.JSONEq(t, `{"error":"search failed: dns_failure"}`, results[3].Output)
+	require.Equal(t, searched.ToolResults[4].Output, results[4].Output, "fetch_url's own text is already public")
+
+	// The evidence assessments: query errors and stance notes are
+	// categories; the rest of the assessment is published as is.
+	held := pub.Attempts[1].Submissions[2].Assessment
+	require.Equal(t, audit.ReasonDNSFailure, held.Queries[1].Error)
+	require.Equal(t, 0, held.Queries[1].Results)
+	require.Empty(t, held.Queries[0].Error)
+	require.Equal(t, []string{"", audit.StanceNotJudged, audit.StanceInvalidAnswer}, []string{held.Sources[0].StanceNote,
+		held.Sources[1].StanceNote, held.Sources[2].StanceNote})
+	require.Equal(t, 1.0, held.Sources[1].Neutral, "the neutral default stays")
+	require.Equal(t, audittest.WithheldFailed, held.Failed)
+	published := pub.Attempts[1].Submissions[0]
+	require.Empty(t, published.AssessorExchanges[0].RawRequest)
+	require.Empty(t, published.AssessorExchanges[0].RequestID)
+	require.NotEmpty(t, published.AssessorExchanges[0].OutputJSON, "the stance answer is public")
+}
+
+// Query errors of an assessment are categorized like the web_search
+// tool's errors (they quote consumers/search's errors), and stance notes
+// (consumers/evidence/stance's, the assessor's) are categories.
+func TestPublicAssessmentTexts(t *testing.T) {
+	for text, want := range map[string]string{
+		"": "",
+		"tavily search: " + search.ErrRateLimited.Error(): audit.ReasonRateLimited,
+		"searxng search: search: provider unavailable: Get \"http://searxng.internal:8080/search\": dial tcp 10.0.9.9:8080: connect: connection refused": audit.ReasonConnectionFailed,
+		"brave search: search: provider refused the credentials": audit.ReasonUnauthorized,
+		audittest.QueryError:         audit.ReasonUnavailable,
+		"something else at 10.0.0.1": audit.ReasonSearchFailed,
+	} {
+		require.Equal(t, want, audit.PublicQueryError(text), text)
+	}
+	for note, want := range map[string]string{
+		"":                      "",
+		stance.NoteEmptyPassage: audit.StanceEmptyPassage,
+		stance.NoteEmptyClaim:   audit.StanceEmptyClaim,
+		audittest.BrokeSchema:   audit.StanceInvalidAnswer,
+		"stance answer broke the schema 2 times: the model refused: I can't help with llm.internal": audit.StanceInvalidAnswer,
+		"unusable stance: stance probabilities sum to 1.400, not 1":                                 audit.StanceInvalidAnswer,
+		"anything else from 10.0.0.1": audit.StanceNotJudged,
+	} {
+		require.Equal(t, want, audit.PublicStanceNote(note), note)
+	}
 }

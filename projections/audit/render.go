@@ -142,6 +142,12 @@ func Text(w io.Writer, t *Trail) error {
 			} else if s.Disposition == "ACCEPTED" {
 				r.kv2("verdict", "(none yet)")
 			}
+			for _, x := range s.AssessorExchanges {
+				r.exchange(2, x)
+			}
+			if as := s.Assessment; as != nil {
+				r.assessment(as)
+			}
 		}
 		for _, rt := range a.Retains {
 			r.line(1, "- retain prior claim %s (%s, call %s)", rt.PriorClaimID, rt.Disposition, rt.CallID)
@@ -172,8 +178,18 @@ func Text(w io.Writer, t *Trail) error {
 		r.line(1, "COMPLETE by attempt %d of series %d: %s %s, prompt %s, provenance %s, %d claim(s)",
 			res.Attempt, res.Series, res.Provider, res.Model, res.PromptVersion, res.Provenance, len(res.Claims))
 		r.step(2, res.Step)
+		if pub, held := decisions(t, res); pub+len(held) > 0 {
+			line := fmt.Sprintf("assessments of the attempt: %d published, %d withheld", pub, len(held))
+			if len(held) > 0 {
+				line += " (" + strings.Join(held, ", ") + ")"
+			}
+			r.line(1, "%s", line)
+		}
 		for _, c := range res.Claims {
 			r.line(1, "- claim %s: %q", c.ID, c.Text)
+			if c.SubmissionID != "" {
+				r.kv2("from", "submission "+c.SubmissionID)
+			}
 			r.kv2("summary", c.Summary)
 			for _, src := range c.Sources {
 				r.kv2("source", src.URL+" ("+src.Title+")")
@@ -188,6 +204,77 @@ func Text(w io.Writer, t *Trail) error {
 	}
 	r.line(1, "total        %s", usage(t.Usage))
 	return r.err
+}
+
+// decisions counts the assessments of the attempt that produced res:
+// published ones, and the reasons of the withheld ones, in order.
+func decisions(t *Trail, res *Result) (published int, withheld []string) {
+	for _, a := range t.Attempts {
+		if a.Series != res.Series || a.Attempt != res.Attempt {
+			continue
+		}
+		for _, s := range a.Submissions {
+			switch as := s.Assessment; {
+			case as == nil:
+			case as.Published:
+				published++
+			default:
+				withheld = append(withheld, as.Reason)
+			}
+		}
+	}
+	return published, withheld
+}
+
+// assessment prints an evidence assessment under its submission.
+func (r *textWriter) assessment(as *Assessment) {
+	decision := "PUBLISHED"
+	if !as.Published {
+		decision = "WITHHELD: " + as.Reason + " (failed: " + strings.Join(as.Failed, ", ") + ")"
+	}
+	r.kv2("assessment", fmt.Sprintf("%s, score %d (raw %v): %s", as.Verdict, as.Score, as.Raw, decision))
+	r.step(3, as.Step)
+	g := as.Gate4
+	r.kv2("gate 4", fmt.Sprintf("%s: %d independent source(s) with a stance, quality %v, agreement %v", g.Level, g.Sources, g.Quality, g.Agreement))
+	f := as.Features
+	r.kv2("features", fmt.Sprintf("e_max %v, e_mean3 %v, c_max %v, agree_dom %d, rel_avg %v, rec_max %v, num_ok %d",
+		f.EMax, f.EMean3, f.CMax, f.AgreeDom, f.RelAvg, f.RecMax, f.NumOK))
+	r.kv2("policy", fmt.Sprintf("%s, publish mode %s; registry %s", as.PolicyVersion, as.PublishMode, as.RegistryVersion))
+	if as.StanceProvider != "" || as.StancePrompt != nil {
+		stance := as.StanceProvider + " " + as.StanceModel
+		if p := as.StancePrompt; p != nil {
+			stance += fmt.Sprintf(" (prompt %s %s sha256 %s)", p.Name, p.Version, p.SHA256)
+		}
+		r.kv2("stance", stance)
+	}
+	if as.Causal {
+		r.kv2("causal", "yes (a timeline query ran)")
+	}
+	for _, q := range as.Queries {
+		outcome := fmt.Sprintf("%d result(s)", q.Results)
+		if q.Error != "" {
+			outcome = "failed: " + q.Error
+		}
+		r.kv2("query", fmt.Sprintf("%s %q: %s", q.Kind, q.Query, outcome))
+	}
+	for _, s := range as.Sources {
+		line := fmt.Sprintf("tier %d (%s) %s from %s: entail %v, contradict %v, neutral %v", s.Tier, s.Rule, s.URL, s.Origin,
+			s.Entail, s.Contradict, s.Neutral)
+		if s.StanceNote != "" {
+			line += " (" + s.StanceNote + ")"
+		}
+		if s.Num != "" {
+			line += ", numbers " + s.Num
+		}
+		line += fmt.Sprintf(", recency %v", s.Recency)
+		if s.PublishedAt != "" {
+			line += ", published " + s.PublishedAt
+		}
+		r.kv2("source", line)
+	}
+	for _, d := range as.Dropped {
+		r.kv2("dropped", fmt.Sprintf("%s from %s: %s", d.URL, d.Origin, d.Reason))
+	}
 }
 
 func usage(u Usage) string {

@@ -1,7 +1,8 @@
 // Package audit is the trail of one investigation as the log tells it: the
 // post version it read, who asked, every attempt with its prompt, model,
 // exact inputs, model exchanges, tool calls, sources and token usage, the
-// validator's decision on every claim, and the result. Build folds the
+// validator's decision on every claim, the evidence engine's assessment of
+// every approved claim (published or withheld, and why), and the result. Build folds the
 // ordered events of one investigation into a Trail; the trail can be read
 // straight from Kafka (ReadLog) or from the audit projection (Reader), and
 // both give the same Trail.
@@ -309,16 +310,19 @@ func (u *Usage) add(o Usage) {
 }
 
 // Submission is one submit_correction call, what the worker made of it,
-// and, for an accepted one, the validator's exchanges and decision.
+// and, for an accepted one, the validator's exchanges and decision, then,
+// for an approved one, the stance exchanges and the evidence assessment.
 type Submission struct {
-	Step         Step        `json:"step"`
-	SubmissionID string      `json:"submission_id"`
-	Seq          int         `json:"seq"`
-	CallID       string      `json:"call_id"`
-	Disposition  string      `json:"disposition"`
-	Correction   Correction  `json:"correction"`
-	Exchanges    []*Exchange `json:"validator_exchanges"`
-	Validation   *Validation `json:"validation"`
+	Step              Step        `json:"step"`
+	SubmissionID      string      `json:"submission_id"`
+	Seq               int         `json:"seq"`
+	CallID            string      `json:"call_id"`
+	Disposition       string      `json:"disposition"`
+	Correction        Correction  `json:"correction"`
+	Exchanges         []*Exchange `json:"validator_exchanges"`
+	Validation        *Validation `json:"validation"`
+	AssessorExchanges []*Exchange `json:"assessor_exchanges"`
+	Assessment        *Assessment `json:"assessment"`
 }
 
 // Correction is a claim as the investigator submitted it.
@@ -346,6 +350,92 @@ type Validation struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 	Tries    int    `json:"tries"`
+}
+
+// Assessment is the evidence engine's judgement of one approved submission
+// (investigation.claim_assessed; consumers/evidence defines every field):
+// the verdict and score from Tsao's features, Gate 4 with the numbers it
+// read, the policy and registry versions, and whether the claim is
+// published or withheld, with the reason and every failed rule; then what
+// it read: the queries of our own search, the sources with tier, stance and
+// checks, and the sources it dropped.
+type Assessment struct {
+	Step            Step     `json:"step"`
+	Verdict         string   `json:"verdict"`
+	Score           int      `json:"score"`
+	Raw             float64  `json:"raw"`
+	Features        Features `json:"features"`
+	Gate4           Gate4    `json:"gate4"`
+	PolicyVersion   string   `json:"policy_version"`
+	RegistryVersion string   `json:"registry_version"`
+	PublishMode     string   `json:"publish_mode"`
+	Published       bool     `json:"published"`
+	// Reason is "published" or the first rule that failed; Failed lists
+	// every rule that failed.
+	Reason         string           `json:"reason"`
+	Failed         []string         `json:"failed"`
+	Causal         bool             `json:"causal"`
+	StanceProvider string           `json:"stance_provider,omitempty"`
+	StanceModel    string           `json:"stance_model,omitempty"`
+	StancePrompt   *Prompt          `json:"stance_prompt,omitempty"`
+	Queries        []EvidenceQuery  `json:"queries"`
+	Sources        []AssessedSource `json:"sources"`
+	Dropped        []DroppedSource  `json:"dropped"`
+}
+
+// Features are Tsao's features of an assessment.
+type Features struct {
+	EMax     float64 `json:"e_max"`
+	EMean3   float64 `json:"e_mean3"`
+	CMax     float64 `json:"c_max"`
+	AgreeDom int     `json:"agree_dom"`
+	RelAvg   float64 `json:"rel_avg"`
+	RecMax   float64 `json:"rec_max"`
+	NumOK    int     `json:"num_ok"`
+}
+
+// Gate4 is FactHarbor's evidence sufficiency: the level, the independent
+// domains with a stance, their mean quality and the share agreeing with
+// the verdict.
+type Gate4 struct {
+	Level     string  `json:"level"`
+	Sources   int     `json:"sources"`
+	Quality   float64 `json:"quality"`
+	Agreement float64 `json:"agreement"`
+}
+
+// EvidenceQuery is one query of our own search and what it returned.
+type EvidenceQuery struct {
+	Query   string `json:"query"`
+	Kind    string `json:"kind"`
+	Results int    `json:"results"`
+	Error   string `json:"error,omitempty"`
+}
+
+// AssessedSource is a passage the engine read.
+type AssessedSource struct {
+	URL         string  `json:"url"`
+	Domain      string  `json:"domain"`
+	Tier        int     `json:"tier"`
+	Rule        string  `json:"rule"`
+	Origin      string  `json:"origin"`
+	Title       string  `json:"title"`
+	Snippet     string  `json:"snippet"`
+	PublishedAt string  `json:"published_at,omitempty"`
+	Entail      float64 `json:"entail"`
+	Contradict  float64 `json:"contradict"`
+	Neutral     float64 `json:"neutral"`
+	// StanceNote says why the stance is the neutral default.
+	StanceNote string  `json:"stance_note,omitempty"`
+	Num        string  `json:"num,omitempty"`
+	Recency    float64 `json:"recency"`
+}
+
+// DroppedSource is a source the engine did not read, and why.
+type DroppedSource struct {
+	URL    string `json:"url"`
+	Origin string `json:"origin"`
+	Reason string `json:"reason"`
 }
 
 // Retain is one retain_correction call of an update.
@@ -388,14 +478,16 @@ type Result struct {
 	Claims        []Claim `json:"claims"`
 }
 
-// Claim is a published claim.
+// Claim is a published claim; SubmissionID names the submission (and so
+// the assessment) it was published from, when it has one.
 type Claim struct {
-	ID        string   `json:"id"`
-	Text      string   `json:"text"`
-	Context   string   `json:"context"`
-	Summary   string   `json:"summary"`
-	Reasoning string   `json:"reasoning"`
-	Sources   []Source `json:"sources"`
+	ID           string   `json:"id"`
+	SubmissionID string   `json:"submission_id,omitempty"`
+	Text         string   `json:"text"`
+	Context      string   `json:"context"`
+	Summary      string   `json:"summary"`
+	Reasoning    string   `json:"reasoning"`
+	Sources      []Source `json:"sources"`
 }
 
 // Failure ends an attempt series without a result (investigation.failed).

@@ -27,10 +27,13 @@ func Dump(ctx context.Context, conn driver.Conn, database string) ([]byte, error
 // TableTopics names the logical topic (events.Topic*) each table's rows
 // come from; log_partition and log_offset are positions in it.
 var TableTopics = map[string]events.Topic{
-	"post_versions":  events.TopicPosts,
-	"views":          events.TopicPosts,
-	"investigations": events.TopicInvestigations,
-	"claims":         events.TopicInvestigations,
+	"post_versions":      events.TopicPosts,
+	"views":              events.TopicPosts,
+	"investigations":     events.TopicInvestigations,
+	"claims":             events.TopicInvestigations,
+	"attempts":           events.TopicInvestigations,
+	"claim_assessments":  events.TopicInvestigations,
+	"assessment_sources": events.TopicInvestigations,
 }
 
 // DumpBelow is Dump restricted to the rows whose log position is below

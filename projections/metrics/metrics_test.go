@@ -199,10 +199,10 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	require.NoError(t, metrics.Migrate(ctx, f.conn, logging.Discard()))
 	var n uint64
 	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM _migrations FINAL").Scan(&n))
-	require.EqualValues(t, 3, n)
+	require.EqualValues(t, 4, n)
 	var views uint64
 	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'").Scan(&views))
-	require.EqualValues(t, 9, views)
+	require.EqualValues(t, 13, views)
 }
 
 func TestReaderRejectsBadFilters(t *testing.T) {

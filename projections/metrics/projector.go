@@ -409,9 +409,30 @@ func (p *Projector) insert(ctx context.Context, s *rowSet) error {
 	}); err != nil {
 		return err
 	}
-	return insertChunks(ctx, p.conn, p.insertRows, "claims", s.claims, func(b driver.Batch, r claimRow) error {
+	if err := insertChunks(ctx, p.conn, p.insertRows, "claims", s.claims, func(b driver.Batch, r claimRow) error {
 		return b.Append(r.EventID, r.ClaimID, r.InvestigationID, r.PostID, r.PostVersionID, r.Position, r.Text,
 			r.Summary, r.SourceCount, r.PublishedAt, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	if err := insertChunks(ctx, p.conn, p.insertRows, "attempts", s.attempts, func(b driver.Batch, r attemptRow) error {
+		return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.PromptName, r.PromptVersion, r.PromptSHA256,
+			r.Provider, r.Model, r.Credential, r.StartedAt, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	if err := insertChunks(ctx, p.conn, p.insertRows, "claim_assessments", s.assessments, func(b driver.Batch, r assessmentRow) error {
+		return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Series, r.Attempt, r.Causal,
+			r.EMax, r.EMean3, r.CMax, r.AgreeDom, r.RelAvg, r.RecMax, r.NumOK, r.Raw, r.Score, r.Verdict,
+			r.Gate4, r.Gate4Sources, r.Gate4Quality, r.Gate4Agreement, r.RegistryVersion, r.PolicyVersion, r.PublishMode,
+			r.Published, r.Reason, r.Failed, r.QueryCount, r.QueryErrors, r.SourceCount, r.DroppedCount,
+			r.StanceProvider, r.StanceModel, r.StancePromptVersion, r.AssessedAt, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	return insertChunks(ctx, p.conn, p.insertRows, "assessment_sources", s.assessmentSources, func(b driver.Batch, r assessmentSourceRow) error {
+		return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Position, r.URL, r.Domain, r.Tier, r.Rule, r.Origin,
+			r.Entail, r.Contradict, r.Neutral, r.StanceNote, r.Num, r.Recency, r.AssessedAt, r.partition, r.offset)
 	})
 }
 
@@ -424,6 +445,12 @@ var columns = map[string]string{
 	"views":          "event_id, post_id, post_version_id, platform, viewer_kind, authenticated, viewed_at, viewed_on, log_partition, log_offset",
 	"investigations": "event_id, investigation_id, post_id, post_version_id, status, platform, source, unique_view_score, provenance, prompt_version, provider, model, claim_count, failure_reason, attempts, series, event_time, log_partition, log_offset",
 	"claims":         "event_id, claim_id, investigation_id, post_id, post_version_id, position, text, summary, source_count, published_at, log_partition, log_offset",
+	"attempts":       "event_id, investigation_id, series, attempt, prompt_name, prompt_version, prompt_sha256, provider, model, credential, started_at, log_partition, log_offset",
+	"claim_assessments": "event_id, submission_id, investigation_id, series, attempt, causal, e_max, e_mean3, c_max, agree_dom, rel_avg, rec_max, num_ok, raw, score, verdict, " +
+		"gate4, gate4_sources, gate4_quality, gate4_agreement, registry_version, policy_version, publish_mode, published, reason, failed, " +
+		"query_count, query_errors, source_count, dropped_count, stance_provider, stance_model, stance_prompt_version, assessed_at, log_partition, log_offset",
+	"assessment_sources": "event_id, submission_id, investigation_id, position, url, domain, tier, rule, origin, entail, contradict, neutral, stance_note, num, recency, " +
+		"assessed_at, log_partition, log_offset",
 }
 
 func insertChunks[R any](ctx context.Context, conn driver.Conn, size int, table string, rows []R, appendRow func(driver.Batch, R) error) error {

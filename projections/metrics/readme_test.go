@@ -64,12 +64,12 @@ func curlQuery(t *testing.T, chURL, database, sql string) string {
 }
 
 func round4(x float64) string {
-	return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
+	return strconv.FormatFloat(math.RoundToEven(x*1e4)/1e4, 'f', -1, 64)
 }
 
 func TestREADMEQueries(t *testing.T) {
 	queries := readmeQueries(t)
-	require.Len(t, queries, 6, "the expectations below follow the README's examples in order")
+	require.Len(t, queries, 10, "the expectations below follow the README's examples in order")
 
 	w := newWorkload(4, 200, 3)
 	f := newFixture(t, 0)
@@ -181,10 +181,152 @@ func TestREADMEQueries(t *testing.T) {
 		fmt.Fprintf(&b, "%s\t%d\t%d\n", d.Format("2006-01-02"), len(weeks[d].posts), len(weeks[d].flagged))
 	}
 	want = append(want, b.String())
+	want = append(want, m.assessmentAnswers(t, march, april)...)
 
 	for i, q := range queries {
 		require.NotEmpty(t, strings.TrimSpace(want[i]), "query %d: the workload must give it something to count", i+1)
 		t.Logf("README query %d answers %d rows", i+1, strings.Count(want[i], "\n"))
 		require.Equal(t, want[i], curlQuery(t, f.url, f.database, q), "README query %d:\n%s", i+1, q)
 	}
+}
+
+// assessmentAnswers are the answers of the README's evidence engine
+// examples (withheld rate by reason, verdicts by platform, prompt and
+// policy, tier mix, failed rules in [from, to)), computed from the model's
+// first assessment of each submission.
+func (m model) assessmentAnswers(t *testing.T, from, to time.Time) []string {
+	require.NotEmpty(t, m.assessments, "the workload has assessments")
+	var out []string
+
+	// 7. withheld by reason, per policy
+	assessed := map[string]int{}
+	type reasonKey struct{ policy, reason string }
+	withheld := map[reasonKey]int{}
+	for _, a := range m.assessments {
+		assessed[a.p.PolicyVersion]++
+		if !a.p.Published {
+			withheld[reasonKey{a.p.PolicyVersion, a.p.Reason}]++
+		}
+	}
+	keys := make([]reasonKey, 0, len(withheld))
+	for k := range withheld {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.policy != b.policy {
+			return a.policy < b.policy
+		}
+		if withheld[a] != withheld[b] {
+			return withheld[a] > withheld[b]
+		}
+		return a.reason < b.reason
+	})
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%s\n", k.policy, k.reason, withheld[k], assessed[k.policy],
+			round4(float64(withheld[k])/float64(assessed[k.policy])))
+	}
+	out = append(out, b.String())
+
+	// 8. verdicts by platform, prompt and policy
+	type verdictKey struct{ platform, prompt, policy, verdict string }
+	type counts struct{ claims, published, withheld int }
+	verdicts := map[verdictKey]*counts{}
+	for _, a := range m.assessments {
+		k := verdictKey{a.platform, a.prompt, a.p.PolicyVersion, a.p.Verdict}
+		if verdicts[k] == nil {
+			verdicts[k] = &counts{}
+		}
+		verdicts[k].claims++
+		if a.p.Published {
+			verdicts[k].published++
+		} else {
+			verdicts[k].withheld++
+		}
+	}
+	vkeys := make([]verdictKey, 0, len(verdicts))
+	for k := range verdicts {
+		vkeys = append(vkeys, k)
+	}
+	sort.Slice(vkeys, func(i, j int) bool {
+		a, b := vkeys[i], vkeys[j]
+		return fmt.Sprint(a.platform, "\x00", a.prompt, "\x00", a.policy, "\x00", a.verdict) <
+			fmt.Sprint(b.platform, "\x00", b.prompt, "\x00", b.policy, "\x00", b.verdict)
+	})
+	b.Reset()
+	for _, k := range vkeys {
+		c := verdicts[k]
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", k.platform, k.prompt, k.policy, k.verdict, c.claims, c.published, c.withheld)
+	}
+	out = append(out, b.String())
+
+	// 9. tier mix
+	type tierKey struct {
+		registry string
+		tier     int
+	}
+	sources := map[tierKey]int{}
+	domains := map[tierKey]map[string]bool{}
+	claims := map[tierKey]map[string]bool{}
+	total := map[string]int{}
+	for _, a := range m.assessments {
+		for _, s := range a.p.Sources {
+			k := tierKey{a.p.RegistryVersion, s.Tier}
+			if domains[k] == nil {
+				domains[k], claims[k] = map[string]bool{}, map[string]bool{}
+			}
+			sources[k]++
+			domains[k][s.Domain] = true
+			claims[k][a.p.SubmissionID] = true
+			total[k.registry]++
+		}
+	}
+	tkeys := make([]tierKey, 0, len(sources))
+	for k := range sources {
+		tkeys = append(tkeys, k)
+	}
+	sort.Slice(tkeys, func(i, j int) bool {
+		if tkeys[i].registry != tkeys[j].registry {
+			return tkeys[i].registry < tkeys[j].registry
+		}
+		return tkeys[i].tier < tkeys[j].tier
+	})
+	b.Reset()
+	for _, k := range tkeys {
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%s\n", k.registry, k.tier, sources[k], len(domains[k]), len(claims[k]),
+			round4(float64(sources[k])/float64(total[k.registry])))
+	}
+	out = append(out, b.String())
+
+	// 10. every failed rule of withheld claims assessed in [from, to)
+	rules := map[reasonKey]int{}
+	for _, a := range m.assessments {
+		if a.p.Published || a.at.Before(from) || !a.at.Before(to) {
+			continue
+		}
+		for _, r := range a.p.Failed {
+			rules[reasonKey{a.p.PolicyVersion, r}]++
+		}
+	}
+	rkeys := make([]reasonKey, 0, len(rules))
+	for k := range rules {
+		rkeys = append(rkeys, k)
+	}
+	sort.Slice(rkeys, func(i, j int) bool {
+		a, b := rkeys[i], rkeys[j]
+		if a.policy != b.policy {
+			return a.policy < b.policy
+		}
+		if rules[a] != rules[b] {
+			return rules[a] > rules[b]
+		}
+		return a.reason < b.reason
+	})
+	b.Reset()
+	for _, k := range rkeys {
+		fmt.Fprintf(&b, "%s\t%s\t%d\n", k.policy, k.reason, rules[k])
+	}
+	out = append(out, b.String())
+	return out
 }

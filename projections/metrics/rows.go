@@ -53,6 +53,52 @@ type claimRow struct {
 	position
 }
 
+type attemptRow struct {
+	EventID, InvestigationID                string
+	Series, Attempt                         uint64
+	PromptName, PromptVersion, PromptSHA256 string
+	Provider, Model, Credential             string
+	StartedAt                               time.Time
+	position
+}
+
+type assessmentRow struct {
+	EventID, SubmissionID, InvestigationID           string
+	Series, Attempt                                  uint64
+	Causal                                           bool
+	EMax, EMean3, CMax                               float64
+	AgreeDom                                         int64
+	RelAvg, RecMax                                   float64
+	NumOK                                            int64
+	Raw                                              float64
+	Score                                            uint8
+	Verdict, Gate4                                   string
+	Gate4Sources                                     int64
+	Gate4Quality, Gate4Agreement                     float64
+	RegistryVersion, PolicyVersion, PublishMode      string
+	Published                                        bool
+	Reason                                           string
+	Failed                                           []string
+	QueryCount, QueryErrors                          uint32
+	SourceCount, DroppedCount                        uint32
+	StanceProvider, StanceModel, StancePromptVersion string
+	AssessedAt                                       time.Time
+	position
+}
+
+type assessmentSourceRow struct {
+	EventID, SubmissionID, InvestigationID string
+	Position                               uint32
+	URL, Domain                            string
+	Tier                                   uint8
+	Rule, Origin                           string
+	Entail, Contradict, Neutral            float64
+	StanceNote, Num                        string
+	Recency                                float64
+	AssessedAt                             time.Time
+	position
+}
+
 // Statuses of investigations rows: which event a row is.
 const (
 	StatusRequested = "REQUESTED"
@@ -62,10 +108,13 @@ const (
 
 // rowSet is the rows of one batch of events, per table.
 type rowSet struct {
-	postVersions   []postVersionRow
-	views          []viewRow
-	investigations []investigationRow
-	claims         []claimRow
+	postVersions      []postVersionRow
+	views             []viewRow
+	investigations    []investigationRow
+	claims            []claimRow
+	attempts          []attemptRow
+	assessments       []assessmentRow
+	assessmentSources []assessmentSourceRow
 }
 
 // merge appends o's rows.
@@ -74,10 +123,14 @@ func (s *rowSet) merge(o *rowSet) {
 	s.views = append(s.views, o.views...)
 	s.investigations = append(s.investigations, o.investigations...)
 	s.claims = append(s.claims, o.claims...)
+	s.attempts = append(s.attempts, o.attempts...)
+	s.assessments = append(s.assessments, o.assessments...)
+	s.assessmentSources = append(s.assessmentSources, o.assessmentSources...)
 }
 
 func (s *rowSet) len() int {
-	return len(s.postVersions) + len(s.views) + len(s.investigations) + len(s.claims)
+	return len(s.postVersions) + len(s.views) + len(s.investigations) + len(s.claims) +
+		len(s.attempts) + len(s.assessments) + len(s.assessmentSources)
 }
 
 // handledTypes are the stored event types the projection reads (v1 views are
@@ -89,6 +142,9 @@ var handledTypes = map[string]bool{
 	events.TypeInvestigationRequestedV1: true,
 	events.TypeInvestigationCompletedV1: true,
 	events.TypeInvestigationFailedV1:    true,
+	// Attempts give assessments their prompt version and model.
+	events.TypeInvestigationAttemptStartedV1: true,
+	events.TypeInvestigationClaimAssessedV1:  true,
 }
 
 // Handles reports whether the projection reads events of the stored type t.
@@ -173,8 +229,45 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusFailed, Provenance: p.Provenance,
 			FailureReason: p.Reason, Attempts: uint32(max(p.Attempts, 0)), Series: uint32(max(p.Series, 0)),
 			EventTime: at, position: pos})
+	case *events.InvestigationAttemptStartedV1:
+		s.attempts = append(s.attempts, attemptRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
+			Series: uint64(p.Series), Attempt: uint64(p.Attempt), PromptName: p.Prompt.Name,
+			PromptVersion: p.Prompt.Name + "@" + p.Prompt.Version, PromptSHA256: p.Prompt.SHA256,
+			Provider: p.Provider, Model: p.Model, Credential: p.Credential, StartedAt: at, position: pos})
+	case *events.InvestigationClaimAssessedV1:
+		s.addAssessment(ev.ID, at, pos, p)
 	default:
 		return fmt.Errorf("metrics: unexpected payload %T", ev.Payload)
 	}
 	return nil
+}
+
+// addAssessment adds an assessment's row and one row per source. Every
+// number is stored as recorded (validation bounds the score, tiers and
+// probabilities; counts are Int64), so no value is silently changed.
+func (s *rowSet) addAssessment(id string, at time.Time, pos position, p *events.InvestigationClaimAssessedV1) {
+	r := assessmentRow{EventID: id, SubmissionID: p.SubmissionID, InvestigationID: p.InvestigationID,
+		Series: uint64(p.Series), Attempt: uint64(p.Attempt), Causal: p.Causal,
+		EMax: p.EMax, EMean3: p.EMean3, CMax: p.CMax, AgreeDom: int64(p.AgreeDom), RelAvg: p.RelAvg, RecMax: p.RecMax,
+		NumOK: int64(p.NumOK), Raw: p.Raw, Score: uint8(p.Score), Verdict: p.Verdict, Gate4: p.Gate4,
+		Gate4Sources: int64(p.Gate4Sources), Gate4Quality: p.Gate4Quality, Gate4Agreement: p.Gate4Agreement,
+		RegistryVersion: p.RegistryVersion, PolicyVersion: p.PolicyVersion, PublishMode: p.PublishMode,
+		Published: p.Published, Reason: p.Reason, Failed: append([]string{}, p.Failed...),
+		QueryCount: uint32(len(p.Queries)), SourceCount: uint32(len(p.Sources)), DroppedCount: uint32(len(p.Dropped)),
+		StanceProvider: p.StanceProvider, StanceModel: p.StanceModel, AssessedAt: at, position: pos}
+	for _, q := range p.Queries {
+		if q.Error != "" {
+			r.QueryErrors++
+		}
+	}
+	if sp := p.StancePrompt; sp != nil {
+		r.StancePromptVersion = sp.Name + "@" + sp.Version
+	}
+	s.assessments = append(s.assessments, r)
+	for i, src := range p.Sources {
+		s.assessmentSources = append(s.assessmentSources, assessmentSourceRow{EventID: id, SubmissionID: p.SubmissionID,
+			InvestigationID: p.InvestigationID, Position: uint32(i), URL: src.URL, Domain: src.Domain, Tier: uint8(src.Tier),
+			Rule: src.Rule, Origin: src.Origin, Entail: src.Entail, Contradict: src.Contradict, Neutral: src.Neutral,
+			StanceNote: src.StanceNote, Num: src.Num, Recency: src.Recency, AssessedAt: at, position: pos})
+	}
 }

@@ -84,6 +84,93 @@ func completion(v *events.PostVersionRegisteredV1, claims int, model string) *ev
 	return c
 }
 
+// The workload's evidence policies, investigator prompts and registries.
+const (
+	strictPolicy        = "strict-v1@0a0a0a0a0a0a"
+	validatorOnlyPolicy = "validator-only-v1@0b0b0b0b0b0b"
+	workloadRegistry    = "starter-v1@0c0c0c0c0c0c"
+)
+
+// assessmentOutcomes are the judgements the workload's assessments take,
+// as the engine would make them; the first publishes under the strict
+// policy, the others are withheld with their failed rules.
+var assessmentOutcomes = []struct {
+	verdict, gate4 string
+	failed         []string
+}{
+	{events.EvidenceRefuted, "HIGH", nil},
+	{events.EvidenceContested, "MEDIUM", []string{"contested"}},
+	{events.EvidenceRefuted, "INSUFFICIENT", []string{"no_authoritative_contradiction", "gate4_below_minimum"}},
+	{events.EvidenceNotEnough, "INSUFFICIENT", []string{"not_refuted", "no_authoritative_contradiction", "gate4_below_minimum"}},
+	{events.EvidenceSupported, "HIGH", []string{"not_refuted", "no_authoritative_contradiction", "reliable_source_supports"}},
+}
+
+// assessedRun is a run of attempt 1 of series that ends complete with
+// claims published claims: the attempt's start, the assessments of its
+// approved submissions (the published ones first, then those withheld;
+// under the validator-only policy every approved claim is published), at
+// times a second assessment of the first submission (which changes
+// nothing), and the completion. post and ver pick the prompt, policy and
+// outcomes.
+func assessedRun(v *events.PostVersionRegisteredV1, series, post, ver, claims int, model string) []events.Payload {
+	inv := events.InvestigationID(v.PostVersionID)
+	ref := events.AttemptRef{InvestigationID: inv, Series: series, Attempt: 1}
+	prompt := []string{"v3", "v4"}[post%2]
+	out := []events.Payload{&events.InvestigationAttemptStartedV1{AttemptRef: ref, Worker: "w",
+		Prompt: events.PromptRefV1{Name: "investigator", Version: prompt, SHA256: hexOf("prompt", prompt)}, Provider: "OPENAI", Model: model,
+		Instructions: "i", Tools: []events.ToolDefinitionV1{}, WebSearch: "NATIVE", RoundCap: 24, Credential: events.CredentialInstance,
+		InputEventID: "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f71"}}
+	policy, withheld := strictPolicy, (post+ver)%3
+	if post%5 == 4 {
+		policy, withheld = validatorOnlyPolicy, 0
+	}
+	for seq := 0; seq < claims+withheld; seq++ {
+		outcome := 0
+		if seq >= claims {
+			outcome = 1 + (post+seq)%(len(assessmentOutcomes)-1)
+		} else if policy == validatorOnlyPolicy {
+			outcome = (post + seq) % len(assessmentOutcomes)
+		}
+		out = append(out, assessment(ref, seq, policy, outcome, seq >= claims))
+	}
+	if claims+withheld > 0 && post%11 == 5 {
+		again := assessment(ref, 0, policy, 3, true)
+		out = append(out, again)
+	}
+	c := completion(v, claims, model)
+	c.Series, c.Attempt = series, 1
+	for k := range c.Claims {
+		c.Claims[k].SubmissionID = events.SubmissionID(ref, k)
+	}
+	return append(out, c)
+}
+
+// assessment is the judgement of submission seq of ref: outcome of
+// assessmentOutcomes, withheld or published, with 1 to 3 sources of
+// cycling tiers.
+func assessment(ref events.AttemptRef, seq int, policy string, outcome int, withheld bool) *events.InvestigationClaimAssessedV1 {
+	o := assessmentOutcomes[outcome]
+	a := &events.InvestigationClaimAssessedV1{AttemptRef: ref, SubmissionID: events.SubmissionID(ref, seq),
+		Queries: []events.EvidenceQueryV1{{Query: "moon made of cheese", Kind: "keyword", Results: 3}}, Sources: []events.AssessedSourceV1{},
+		Dropped: []events.DroppedSourceV1{}, EMax: 0.1, EMean3: 0.1, CMax: 0.9, RelAvg: 0.85, RecMax: 0.5, Raw: 0.1, Score: 7,
+		Verdict: o.verdict, Gate4: o.gate4, Gate4Sources: 2, Gate4Quality: 0.85, Gate4Agreement: 1,
+		RegistryVersion: workloadRegistry, PolicyVersion: policy, PublishMode: "strict", Published: true, Reason: "published", Failed: []string{}}
+	if policy == validatorOnlyPolicy {
+		a.PublishMode = "validator-only"
+	} else if withheld {
+		a.Published, a.Reason, a.Failed = false, o.failed[0], append([]string{}, o.failed...)
+	}
+	n := 1 + (seq+len(ref.InvestigationID)+int(ref.InvestigationID[0]))%3
+	for j := 0; j < n; j++ {
+		tier := 1 + (seq+j+int(ref.InvestigationID[1]))%5
+		domain := fmt.Sprintf("tier%d-%d.example", tier, (seq+j)%4)
+		a.Sources = append(a.Sources, events.AssessedSourceV1{URL: "https://www." + domain + "/moon/" + fmt.Sprint(j), Domain: domain,
+			Tier: tier, Rule: "exact:" + domain, Title: "Moon", Snippet: "The moon is rock.", Origin: "search",
+			Entail: 0.1, Contradict: 0.8, Neutral: 0.1, Recency: 0.5})
+	}
+	return a
+}
+
 func request(v *events.PostVersionRegisteredV1, source string) *events.InvestigationRequestedV1 {
 	return &events.InvestigationRequestedV1{InvestigationID: events.InvestigationID(v.PostVersionID), PostID: v.PostID,
 		PostVersionID: v.PostVersionID, Platform: v.Platform, ExternalID: v.ExternalID, VersionHash: v.VersionHash, Source: source}
@@ -143,16 +230,23 @@ func newWorkload(seed uint64, posts, partitions int) workload {
 				all = append(all, timed{request(v, events.RequestSourceSelector), step()})
 			case 2: // failed
 				all = append(all, timed{request(v, events.RequestSourceSelector), step()}, timed{failure(v, 1), step()})
-			case 3: // complete, no claims
-				all = append(all, timed{request(v, events.RequestSourceSelector), step()}, timed{completion(v, 0, "gpt-5"), step()})
+			case 3: // complete, no claims (some withheld by the evidence engine)
+				all = append(all, timed{request(v, events.RequestSourceSelector), step()})
+				for _, p := range assessedRun(v, 1, i, ver, 0, "gpt-5") {
+					all = append(all, timed{p, step()})
+				}
 			case 4, 5: // complete with claims, requested twice
 				all = append(all, timed{request(v, events.RequestSourceInvestigateNow), step()},
-					timed{request(v, events.RequestSourceSelector), step()},
-					timed{completion(v, 1+rng.IntN(3), "gpt-5"), step()})
+					timed{request(v, events.RequestSourceSelector), step()})
+				for _, p := range assessedRun(v, 1, i, ver, 1+rng.IntN(3), "gpt-5") {
+					all = append(all, timed{p, step()})
+				}
 			case 6: // failed, retried by investigateNow, then complete
 				all = append(all, timed{request(v, events.RequestSourceSelector), step()}, timed{failure(v, 1), step()},
-					timed{request(v, events.RequestSourceInvestigateNow), step()},
-					timed{completion(v, rng.IntN(2), "gpt-5-mini"), step()})
+					timed{request(v, events.RequestSourceInvestigateNow), step()})
+				for _, p := range assessedRun(v, 2, i, ver, rng.IntN(2), "gpt-5-mini") {
+					all = append(all, timed{p, step()})
+				}
 			}
 			for n := 0; n < rng.IntN(4); n++ {
 				all = append(all, timed{view(v, i*100+ver*10+5+n), step()})
@@ -234,6 +328,8 @@ type model struct {
 	versions map[string]modelVersion
 	views    []modelView
 	names    map[string]modelName
+	// assessments by submission, in log order of their first assessment
+	assessments []modelAssessment
 }
 
 type modelInv struct {
@@ -241,6 +337,14 @@ type modelInv struct {
 	complete          bool
 	completedAt       time.Time
 	claims            int
+}
+
+// modelAssessment is the first assessment of a submission, with the
+// platform of its investigation and the prompt and model of its attempt.
+type modelAssessment struct {
+	platform, prompt, model string
+	p                       *events.InvestigationClaimAssessedV1
+	at                      time.Time
 }
 
 type modelVersion struct{ platform, authorID string }
@@ -258,6 +362,13 @@ type modelName struct {
 
 func buildModel(evs []events.Event) model {
 	m := model{invs: map[string]*modelInv{}, versions: map[string]modelVersion{}, names: map[string]modelName{}}
+	type attemptKey struct {
+		inv             string
+		series, attempt int
+	}
+	attempts := map[attemptKey][2]string{}
+	platforms := map[string]string{}
+	assessed := map[string]bool{}
 	for _, ev := range evs {
 		at := ev.Time.Truncate(time.Millisecond)
 		switch p := ev.Payload.(type) {
@@ -278,6 +389,19 @@ func buildModel(evs []events.Event) model {
 			inv.complete, inv.completedAt, inv.claims = true, at, len(p.Claims)
 		case *events.InvestigationRequestedV1:
 			m.inv(p.InvestigationID, p.PostID, p.PostVersionID)
+			platforms[p.InvestigationID] = p.Platform
+		case *events.InvestigationAttemptStartedV1:
+			k := attemptKey{p.InvestigationID, p.Series, p.Attempt}
+			if _, ok := attempts[k]; !ok {
+				attempts[k] = [2]string{p.Prompt.Name + "@" + p.Prompt.Version, p.Model}
+			}
+		case *events.InvestigationClaimAssessedV1:
+			if assessed[p.SubmissionID] {
+				continue // the first assessment of a submission counts
+			}
+			assessed[p.SubmissionID] = true
+			a := attempts[attemptKey{p.InvestigationID, p.Series, p.Attempt}]
+			m.assessments = append(m.assessments, modelAssessment{platform: platforms[p.InvestigationID], prompt: a[0], model: a[1], p: p, at: at})
 		case *events.InvestigationFailedV1:
 			m.inv(p.InvestigationID, p.PostID, p.PostVersionID)
 		}

@@ -71,9 +71,9 @@ func queueInvestigationCompleted(b *pgx.Batch, t time.Time, p *events.Investigat
 		if err != nil {
 			return fmt.Errorf("claim sources: %w", err)
 		}
-		b.Queue(`INSERT INTO claims (id, investigation_id, ord, text, context, summary, reasoning, sources, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			c.ID, p.InvestigationID, i, c.Text, c.Context, c.Summary, c.Reasoning, sources, t)
+		b.Queue(`INSERT INTO claims (id, investigation_id, ord, text, context, summary, reasoning, sources, created_at, submission_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			c.ID, p.InvestigationID, i, c.Text, c.Context, c.Summary, c.Reasoning, sources, t, nilIfEmpty(c.SubmissionID))
 	}
 	return nil
 }

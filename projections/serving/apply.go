@@ -54,7 +54,7 @@ func (a *Applier) Handles(t string) bool {
 		events.TypeInvestigationRequestedV1, events.TypeInvestigationCompletedV1, events.TypeInvestigationFailedV1,
 		events.TypeInvestigationAttemptStartedV1, events.TypeInvestigationAttemptFailedV1,
 		events.TypeInvestigationInputSnapshottedV1, events.TypeInvestigationClaimSubmittedV1,
-		events.TypeInvestigationClaimValidatedV1:
+		events.TypeInvestigationClaimValidatedV1, events.TypeInvestigationClaimAssessedV1:
 		return true
 	}
 	return false
@@ -100,6 +100,8 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 			}
 		case *events.InvestigationClaimValidatedV1:
 			queueClaimValidated(b, p)
+		case *events.InvestigationClaimAssessedV1:
+			queueClaimAssessed(b, ev.Time, p)
 		default:
 			return fmt.Errorf("serving: unexpected payload %T", ev.Payload)
 		}

@@ -38,6 +38,16 @@ func TestProgressClaims(t *testing.T) {
 			Provider: "p", Model: "m", Instructions: "i", Tools: []events.ToolDefinitionV1{}, WebSearch: "NATIVE", RoundCap: 3,
 			Credential: events.CredentialInstance, InputEventID: "0194f3a2-7c1e-7b3a-9a55-2f3c4d5e6f71"}
 	}
+	assessed := func(ref events.AttemptRef, seq int, published bool) *events.InvestigationClaimAssessedV1 {
+		e := &events.InvestigationClaimAssessedV1{AttemptRef: ref, SubmissionID: events.SubmissionID(ref, seq),
+			Queries: []events.EvidenceQueryV1{}, Sources: []events.AssessedSourceV1{}, Dropped: []events.DroppedSourceV1{},
+			Verdict: events.EvidenceRefuted, Gate4: "MEDIUM", CMax: 0.9, Score: 10, RegistryVersion: "r@1", PolicyVersion: "p@1",
+			PublishMode: "strict", Published: true, Reason: "published", Failed: []string{}}
+		if !published {
+			e.Published, e.Reason, e.Failed, e.Gate4 = false, "gate4_below_minimum", []string{"gate4_below_minimum"}, "INSUFFICIENT"
+		}
+		return e
+	}
 	at := func(m int) time.Time { return base.Add(time.Duration(m) * time.Minute) }
 	p.handle(t, records(t, 0, 0,
 		timed{a, at(0)}, timed{investigationOf(a), at(1)}, timed{started(ref1), at(2)},
@@ -48,20 +58,32 @@ func TestProgressClaims(t *testing.T) {
 	got, err := rd.VersionStatusByID(context.Background(), a.PostVersionID)
 	require.NoError(t, err)
 	require.Equal(t, serving.InvestigationProcessing, got.InvestigationStatus)
+	require.Empty(t, got.ConfirmedClaims, "approved but not yet assessed: still being checked")
+	require.Len(t, got.PendingClaims, 2)
+
+	// The evidence engine publishes the first and withholds the second
+	// (approved too): only the first is confirmed, the second is gone.
+	p.handle(t, records(t, 0, 6,
+		timed{assessed(ref1, 0, true), at(4)},
+		timed{validated(ref1, 1, events.ValidationApproved), at(4)},
+		timed{assessed(ref1, 1, false), at(4)},
+	)...)
+	got, err = rd.VersionStatusByID(context.Background(), a.PostVersionID)
+	require.NoError(t, err)
+	require.Equal(t, serving.InvestigationProcessing, got.InvestigationStatus)
 	require.Len(t, got.ConfirmedClaims, 1)
 	require.Equal(t, "Water boils at 50 degrees", got.ConfirmedClaims[0].Text)
-	require.Len(t, got.PendingClaims, 1)
-	require.Equal(t, "ice melts at 30 degrees", got.PendingClaims[0].Text)
+	require.Empty(t, got.PendingClaims, "a withheld claim is never shown, not even as pending")
 
 	// The attempt fails transiently: PENDING again; the next attempt starts empty.
-	p.handle(t, records(t, 0, 6,
+	p.handle(t, records(t, 0, 9,
 		timed{&events.InvestigationAttemptFailedV1{AttemptRef: ref1, Class: events.FailureTransient, Kind: "rate_limited",
 			Message: "429", RetryAt: at(6).Format(time.RFC3339Nano)}, at(5)},
 	)...)
 	got, err = rd.VersionStatusByID(context.Background(), a.PostVersionID)
 	require.NoError(t, err)
 	require.Equal(t, serving.InvestigationPending, got.InvestigationStatus)
-	p.handle(t, records(t, 0, 7, timed{started(ref2), at(6)})...)
+	p.handle(t, records(t, 0, 10, timed{started(ref2), at(6)})...)
 	got, err = rd.VersionStatusByID(context.Background(), a.PostVersionID)
 	require.NoError(t, err)
 	require.Equal(t, serving.InvestigationProcessing, got.InvestigationStatus)

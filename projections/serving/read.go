@@ -218,14 +218,20 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 	return v, nil
 }
 
-// progressOf lists the running attempt's submitted claims: pending ones and
-// those the validator approved, in submission order.
+// progressOf lists the running attempt's submitted claims in submission
+// order: confirmed are those the validator approved AND whose evidence
+// assessment publishes them; pending are those still being validated or
+// assessed. A claim the assessment withholds is in neither list, so a
+// reader never sees a claim that the finished investigation will not show.
 func (r *Reader) progressOf(ctx context.Context, investigationID string, series, attempt int) (pending, confirmed []Claim, err error) {
 	pending, confirmed = []Claim{}, []Claim{}
-	rows, err := r.pool.Query(ctx, `SELECT submission_id::text, text, context, summary, reasoning, sources, COALESCE(outcome, '')
-		FROM investigation_progress_claims WHERE investigation_id = $1 AND series = $2 AND attempt = $3
-			AND (outcome IS NULL OR outcome = 'APPROVED')
-		ORDER BY seq`, investigationID, series, attempt)
+	rows, err := r.pool.Query(ctx, `SELECT p.submission_id::text, p.text, p.context, p.summary, p.reasoning, p.sources,
+			COALESCE(p.outcome, '') = 'APPROVED' AND COALESCE(a.published, false)
+		FROM investigation_progress_claims p
+		LEFT JOIN claim_assessments a ON a.submission_id = p.submission_id
+		WHERE p.investigation_id = $1 AND p.series = $2 AND p.attempt = $3
+			AND (p.outcome IS NULL OR (p.outcome = 'APPROVED' AND a.published IS NOT FALSE))
+		ORDER BY p.seq`, investigationID, series, attempt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("progress of %s: %w", investigationID, err)
 	}
@@ -233,17 +239,17 @@ func (r *Reader) progressOf(ctx context.Context, investigationID string, series,
 	for rows.Next() {
 		var c Claim
 		var sources []byte
-		var outcome string
-		if err := rows.Scan(&c.ID, &c.Text, &c.Context, &c.Summary, &c.Reasoning, &sources, &outcome); err != nil {
+		var published bool
+		if err := rows.Scan(&c.ID, &c.Text, &c.Context, &c.Summary, &c.Reasoning, &sources, &published); err != nil {
 			return nil, nil, err
 		}
 		if err := json.Unmarshal(sources, &c.Sources); err != nil {
 			return nil, nil, fmt.Errorf("progress claim %s sources: %w", c.ID, err)
 		}
-		if outcome == "" {
-			pending = append(pending, c)
-		} else {
+		if published {
 			confirmed = append(confirmed, c)
+		} else {
+			pending = append(pending, c)
 		}
 	}
 	return pending, confirmed, rows.Err()

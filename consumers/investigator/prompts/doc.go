@@ -1,6 +1,7 @@
-// Package prompts holds the investigator's and validator's instructions,
-// registered by name, version and sha256 so that every LLM exchange can be
-// audited against the exact text that produced it.
+// Package prompts holds the investigator's, the validator's and the evidence
+// engine's (stance) instructions, registered by name, version and sha256 so
+// that every LLM exchange can be audited against the exact text that
+// produced it.
 //
 // # Files and versions
 //
@@ -45,6 +46,8 @@
 //	                     "+" added, others unchanged), HeadingPriorClaims
 //	                     (a JSON list of {id, quote, correction})
 //	validator            HeadingPost, HeadingCandidate (the claim as JSON)
+//	stance               HeadingClaim, then PassageHeading(1), PassageHeading(2),
+//	                     ... (one section per passage, its text as is)
 //
 // The tools the prompts name are ToolSubmitCorrection, ToolRetainCorrection
 // and ToolFetchURL, plus the provider's web search.

@@ -15,6 +15,7 @@ const (
 	NameInvestigatorFresh  = "investigator-fresh"
 	NameInvestigatorUpdate = "investigator-update"
 	NameValidator          = "validator"
+	NameStance             = "stance"
 )
 
 // Variables the released prompts use.

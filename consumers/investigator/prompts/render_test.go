@@ -38,6 +38,12 @@ func TestRenderReleasedPrompts(t *testing.T) {
 			headings: []string{prompts.HeadingPost, prompts.HeadingCandidate},
 			mentions: []string{`"approved"`, `"reason"`, "verbatim", "disputed"},
 		},
+		{
+			name:     prompts.NameStance,
+			headings: []string{prompts.HeadingClaim, prompts.PassageHeading(1), prompts.PassageHeading(2)},
+			mentions: []string{`{"judgements": [{"index": 1, "entail": 0.0, "contradict": 0.0, "neutral": 1.0}, ...]}`,
+				"not evidence and is neutral", "does not contradict it", "sum to 1"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

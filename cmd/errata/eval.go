@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/errata-dev/errata/consumers/evidence"
+	"github.com/errata-dev/errata/consumers/evidence/eval"
+	"github.com/errata-dev/errata/consumers/evidence/stance"
+	"github.com/errata-dev/errata/consumers/llm"
+	"github.com/errata-dev/errata/internal/config"
+	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/projections/replay"
+)
+
+// exitError ends errata with its code instead of 1 (main reads it).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+func (e exitError) ExitCode() int { return e.code }
+
+// usageError is a command line errata eval cannot run: exit code 2.
+func usageError(format string, args ...any) error {
+	return exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+func evalCmd() *cobra.Command {
+	var (
+		dataset, lane, file, evidenceFile, out, policyName, model string
+		limit, assumeTier, parallel                               int
+		asJSON                                                    bool
+		priceIn, priceOut                                         float64
+	)
+	c := &cobra.Command{
+		Use:   "eval --dataset D --lane gold|provider --file PATH",
+		Short: "Measure the evidence engine on public labelled data: precision, recall, false-positive rate, coverage of inline flags",
+		Long: `Runs the evidence engine over a labelled dataset (../shared/datasets/README.md) and reports how
+often the claims it would flag inline are incorrect: precision, recall and F1 for "incorrect", the
+false-positive rate (claims that are not false but would be flagged), coverage (claims given
+SUPPORTED or REFUTED), how disputed claims fare, the confusion matrix, what each publish rule costs
+in recall, and tokens and cost.
+
+Lanes:
+  gold      no LLM: each passage's gold stance label is its stance, so this measures the policy,
+            Gate 4 and the publish rule alone
+  provider  each passage's stance comes from the configured OpenAI-compatible provider
+            (OPENAI_BASE_URL, OPENAI_API_KEY, ERRATA_LLM_PROVIDER; model ERRATA_STANCE_MODEL, else
+            ERRATA_VALIDATOR_MODEL, or --model); tokens are priced with ERRATA_LLM_PRICES or
+            --price-in/--price-out; a progress bar on stderr follows the run
+
+Datasets: climate-fever, fcb-stance, fcb-factuality (evidence from the stance file, --evidence),
+fcb-checkworthiness (not available until triage exists, issue 15: exit code 2).
+Every assumption the run makes (source tiers, label mappings, the validator approving every
+claim) is printed with the table and kept in the JSON.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dataset == eval.FCBCheckworthiness {
+				return exitError{code: 2, err: eval.ErrNoTriage}
+			}
+			if dataset == "" || file == "" {
+				return usageError("--dataset and --file are required")
+			}
+			if lane != eval.LaneGold && lane != eval.LaneProvider {
+				return usageError("--lane %q is unknown (gold or provider)", lane)
+			}
+			if dataset == eval.ClimateFever && cmd.Flags().Changed("assume-tier") {
+				return usageError("--assume-tier is for Factcheck-Bench: each CLIMATE-FEVER article is a tier-2 source (issue 14)")
+			}
+			if cmd.Flags().Changed("evidence") && dataset != eval.FCBFactuality {
+				return usageError("--evidence is for fcb-factuality")
+			}
+			if cmd.Flags().Changed("price-in") != cmd.Flags().Changed("price-out") {
+				return usageError("--price-in and --price-out go together")
+			}
+			if priceIn < 0 || priceOut < 0 {
+				return usageError("prices must not be negative")
+			}
+			policy := evidence.DefaultPolicy()
+			if policyName != "" {
+				var err error
+				if policy, err = evidence.PolicyByName(policyName); err != nil {
+					return usageError("--policy: %w", err)
+				}
+			}
+			set, err := eval.Load(dataset, file, eval.LoadOptions{Limit: limit, AssumedTier: assumeTier, EvidenceFile: evidenceFile})
+			if err != nil {
+				return err
+			}
+			opts := eval.Options{Lane: lane, Policy: policy, Parallel: parallel}
+			var meter *eval.Meter
+			var stanceJudge *stance.Provider
+			var cfg config.Config
+			finish := func() {}
+			if lane == eval.LaneProvider {
+				if cfg, err = config.FromEnv(); err != nil {
+					return err
+				}
+				if model == "" {
+					model = cfg.StanceModel
+				}
+				if model == "" {
+					model = cfg.ValidatorModel
+				}
+				if cfg.OpenAIAPIKey == "" && cfg.LLMProvider != llm.ProviderChatCompletions {
+					return usageError("the provider lane needs OPENAI_API_KEY (or ERRATA_LLM_PROVIDER=chat-completions for a local server)")
+				}
+				var p llm.Provider = llm.OpenAIResponses{}
+				if cfg.LLMProvider == llm.ProviderChatCompletions {
+					p = llm.ChatCompletions{}
+				}
+				meter = eval.NewMeter(p)
+				stanceJudge = stance.New(meter, stance.Config{Model: model, ReasoningEffort: cfg.ReasoningEffort})
+				opts.Stancer = stanceJudge.Stancer(llm.Credentials{BaseURL: cfg.OpenAIBaseURL, APIKey: logging.Secret(cfg.OpenAIAPIKey)})
+				bar := newProgressBar(cmd.ErrOrStderr(), "eval "+dataset)
+				bar.unit = "claims"
+				start := time.Now()
+				opts.Progress = func(done, total int) { bar.update(claimProgress(start, done, total)) }
+				finish = bar.finish
+			}
+			rep, err := eval.Evaluate(cmd.Context(), set, opts)
+			finish()
+			if err != nil {
+				return err
+			}
+			if meter != nil {
+				rep.Model = model
+				rep.PromptVersion = stanceJudge.PromptRef().Version
+				rep.Tokens = meter.Tokens()
+				price, ok := eval.Price{}, false
+				if cmd.Flags().Changed("price-in") {
+					price, ok = eval.Price{Model: model, Input: priceIn, CachedInput: priceIn, Output: priceOut, Source: "--price-in/--price-out"}, true
+				} else if p, found := cfg.LLMPrices.Lookup(model); found {
+					price, ok = eval.Price{Model: model, Input: p.Input, CachedInput: p.CachedInput, Output: p.Output, Source: "ERRATA_LLM_PRICES"}, true
+				}
+				rep.CostUSD, rep.Price = nil, nil
+				if ok {
+					cost := eval.Cost(rep.Tokens, price)
+					rep.CostUSD, rep.Price = &cost, &price
+				}
+			}
+			return writeEvalReport(cmd.OutOrStdout(), rep, asJSON, out)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&dataset, "dataset", "", strings.Join(eval.Datasets, ", "))
+	f.StringVar(&lane, "lane", eval.LaneGold, "gold (the datasets' stance labels, no LLM) or provider (stance from the configured provider)")
+	f.StringVar(&file, "file", "", "the dataset's JSON lines file (e.g. ../shared/datasets/climate-fever.dev.jsonl)")
+	f.StringVar(&evidenceFile, "evidence", "", "fcb-factuality: the stance file its evidence comes from (default: beside --file)")
+	f.IntVar(&limit, "limit", 0, "evaluate the first N claims only (0: all)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of the table")
+	f.StringVar(&out, "out", "", "also write the JSON object to this file (to compare runs across prompt and policy versions)")
+	f.StringVar(&policyName, "policy", "", "evidence policy by name (default: "+evidence.DefaultPolicy().Name+")")
+	f.IntVar(&assumeTier, "assume-tier", eval.DefaultAssumedTier, "Factcheck-Bench: the tier of every passage's source (the passages have no URL)")
+	f.StringVar(&model, "model", "", "provider lane: the stance model (default ERRATA_STANCE_MODEL, else ERRATA_VALIDATOR_MODEL)")
+	f.IntVar(&parallel, "parallel", 4, "provider lane: claims judged at once")
+	f.Float64Var(&priceIn, "price-in", 0, "provider lane: US dollars per million input tokens (with --price-out; default ERRATA_LLM_PRICES)")
+	f.Float64Var(&priceOut, "price-out", 0, "provider lane: US dollars per million output tokens")
+	return c
+}
+
+// claimProgress is the progress bar's view of a run.
+func claimProgress(start time.Time, done, total int) replay.Progress {
+	p := replay.Progress{Done: int64(done), Total: int64(total), Elapsed: time.Since(start)}
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.Rate = float64(done) / s
+	}
+	if p.Rate > 0 && total > done {
+		p.ETA = time.Duration(float64(total-done) / p.Rate * float64(time.Second))
+	}
+	return p
+}
+
+func writeEvalReport(w io.Writer, rep *eval.Report, asJSON bool, out string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if out != "" {
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		_, err := w.Write(b)
+		return err
+	}
+	if err := rep.WriteText(w); err != nil {
+		return err
+	}
+	if out != "" {
+		_, err = fmt.Fprintf(w, "written  %s\n", out)
+	}
+	return err
+}
+
+// exitCode is the process exit code for an error of run: its own when it
+// carries one, else 1.
+func exitCode(err error) int {
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
+	return 1
+}
