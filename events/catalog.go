@@ -101,6 +101,61 @@ func Catalog() []Definition {
 			New:     func() Payload { return &InvestigationKeyAttachedV1{} },
 			Subject: subjectOf(func(p *InvestigationKeyAttachedV1) string { return p.InvestigationID }),
 		},
+		{
+			Type: TypeAnalysisRequestedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisRequestedV1{} },
+			Subject: subjectOf(func(p *AnalysisRequestedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisAttemptStartedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisAttemptStartedV1{} },
+			Subject: subjectOf(func(p *AnalysisAttemptStartedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisExchangeRecordedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisExchangeRecordedV1{} },
+			Subject: subjectOf(func(p *AnalysisExchangeRecordedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisClaimExtractedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisClaimExtractedV1{} },
+			Subject: subjectOf(func(p *AnalysisClaimExtractedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisClaimTriagedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisClaimTriagedV1{} },
+			Subject: subjectOf(func(p *AnalysisClaimTriagedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisQueryIssuedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisQueryIssuedV1{} },
+			Subject: subjectOf(func(p *AnalysisQueryIssuedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisSourceAssessedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisSourceAssessedV1{} },
+			Subject: subjectOf(func(p *AnalysisSourceAssessedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisClaimVerdictV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisClaimVerdictV1{} },
+			Subject: subjectOf(func(p *AnalysisClaimVerdictV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisPostVerdictV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisPostVerdictV1{} },
+			Subject: subjectOf(func(p *AnalysisPostVerdictV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisCompletedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisCompletedV1{} },
+			Subject: subjectOf(func(p *AnalysisCompletedV1) string { return p.AnalysisID }),
+		},
+		{
+			Type: TypeAnalysisFailedV1, Topic: TopicAnalyses, Aggregate: "analysis",
+			New:     func() Payload { return &AnalysisFailedV1{} },
+			Subject: subjectOf(func(p *AnalysisFailedV1) string { return p.AnalysisID }),
+		},
 	}
 }
 

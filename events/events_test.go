@@ -127,6 +127,9 @@ func samples() map[string]events.Payload {
 	for typ, p := range lifecycleSamples(postID, versionHash) {
 		m[typ] = p
 	}
+	for typ, p := range analysisSamples(postID, versionHash) {
+		m[typ] = p
+	}
 	return m
 }
 
