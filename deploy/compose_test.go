@@ -14,6 +14,8 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/consumers/evidence"
 )
 
 const (
@@ -293,6 +295,7 @@ func TestComposeErrataServices(t *testing.T) {
 		"ERRATA_ELASTICSEARCH_URL": "http://elasticsearch:9200",
 		"ERRATA_HTTP_ADDR":         "0.0.0.0:8080",
 		"ERRATA_LOG_FORMAT":        "json",
+		"ERRATA_EVIDENCE_POLICY":   evidence.DefaultPolicy().Name,
 		"OPENAI_API_KEY":           "",
 		"OPENAI_BASE_URL":          "",
 	}
@@ -320,6 +323,38 @@ func TestComposeOpenAIPassThrough(t *testing.T) {
 		svc := service(t, p, name)
 		require.Equal(t, "sk-test", env(t, svc, "OPENAI_API_KEY"))
 		require.Equal(t, "http://127.0.0.1:9999/v1", env(t, svc, "OPENAI_BASE_URL"))
+	}
+}
+
+// TestComposeEvidencePolicy: the policy passes through from the host, as a
+// name consumers/evidence knows.
+func TestComposeEvidencePolicy(t *testing.T) {
+	opts, err := cli.NewProjectOptions([]string{composeFile},
+		cli.WithName("errata-compose-test"),
+		cli.WithWorkingDirectory(".."),
+		cli.WithEnv([]string{"ERRATA_EVIDENCE_POLICY=validator-only-v1"}),
+	)
+	require.NoError(t, err)
+	p, err := opts.LoadProject(context.Background())
+	require.NoError(t, err)
+	for _, name := range errataServices {
+		policy := env(t, service(t, p, name), "ERRATA_EVIDENCE_POLICY")
+		require.Equal(t, "validator-only-v1", policy, name)
+		_, err := evidence.PolicyByName(policy)
+		require.NoError(t, err)
+	}
+}
+
+// TestComposeSettingsExist checks every ERRATA_*/OPENAI_* name written in
+// docker-compose.yml, comments included, against internal/config.
+func TestComposeSettingsExist(t *testing.T) {
+	raw, err := os.ReadFile(composeFile)
+	require.NoError(t, err)
+	vars := configVarNames()
+	names := regexp.MustCompile(`\b(?:ERRATA|OPENAI)_[A-Z0-9_]*[A-Z0-9]\b`).FindAllString(string(raw), -1)
+	require.Contains(t, names, "ERRATA_SOURCE_REGISTRY", "the user source registry is documented")
+	for _, n := range names {
+		require.Contains(t, vars, n, "docker-compose.yml names %s, which internal/config does not know", n)
 	}
 }
 

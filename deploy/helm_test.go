@@ -2,8 +2,11 @@ package deploy
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/errata-dev/errata/consumers/evidence"
+	"github.com/errata-dev/errata/consumers/evidence/sources"
 	"github.com/errata-dev/errata/internal/config"
 	"github.com/errata-dev/errata/projections/metrics"
 	"github.com/errata-dev/errata/projections/search"
@@ -33,6 +38,12 @@ const (
 	defaultImage   = "ghcr.io/errata-dev/errata:0.1.0"
 	prodImage      = "registry.example.internal/errata:1.2.3"
 	migrationsHook = "pre-install,pre-upgrade"
+	// The user source registry: a ConfigMap mounted into every worker.
+	registryConfigMap = "ConfigMap/rel-errata-source-registry"
+	registryVolume    = "source-registry"
+	registryDir       = "/etc/errata/source-registry"
+	registryKey       = "sources.registry"
+	registryChecksum  = "checksum/source-registry"
 )
 
 // helmBinary installs helm (built from the Go module proxy) if missing and
@@ -96,6 +107,11 @@ type container struct {
 	LivenessProbe   *probe         `yaml:"livenessProbe"`
 	ReadinessProbe  *probe         `yaml:"readinessProbe"`
 	SecurityContext map[string]any `yaml:"securityContext"`
+	VolumeMounts    []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+		ReadOnly  bool   `yaml:"readOnly"`
+	} `yaml:"volumeMounts"`
 }
 
 type podSpec struct {
@@ -104,6 +120,12 @@ type podSpec struct {
 	SecurityContext    map[string]any `yaml:"securityContext"`
 	InitContainers     []container    `yaml:"initContainers"`
 	Containers         []container    `yaml:"containers"`
+	Volumes            []struct {
+		Name      string `yaml:"name"`
+		ConfigMap *struct {
+			Name string `yaml:"name"`
+		} `yaml:"configMap"`
+	} `yaml:"volumes"`
 }
 
 type object struct {
@@ -114,9 +136,13 @@ type object struct {
 		Labels      map[string]string `yaml:"labels"`
 		Annotations map[string]string `yaml:"annotations"`
 	} `yaml:"metadata"`
+	Data map[string]string `yaml:"data"`
 	Spec struct {
 		Replicas *int `yaml:"replicas"`
 		Template struct {
+			Metadata struct {
+				Annotations map[string]string `yaml:"annotations"`
+			} `yaml:"metadata"`
 			Spec podSpec `yaml:"spec"`
 		} `yaml:"template"`
 		Schedule    string `yaml:"schedule"`
@@ -146,10 +172,17 @@ func (o object) pod() podSpec {
 // keyed by kind/name.
 func render(t *testing.T, valueFiles ...string) (map[string]object, string) {
 	t.Helper()
-	args := []string{"template", helmRelease, chartDir, "--namespace", helmNamespace}
+	var args []string
 	for _, f := range valueFiles {
 		args = append(args, "--values", f)
 	}
+	return renderArgs(t, args...)
+}
+
+// renderArgs is render with any helm template arguments (--set, --set-file).
+func renderArgs(t *testing.T, extra ...string) (map[string]object, string) {
+	t.Helper()
+	args := append([]string{"template", helmRelease, chartDir, "--namespace", helmNamespace}, extra...)
 	out, err := runHelm(t, args...)
 	require.NoError(t, err, out)
 	objs := map[string]object{}
@@ -239,6 +272,120 @@ func checkWorkloads(t *testing.T, objs map[string]object, image string) {
 	}
 }
 
+// containers returns every container of every workload, keyed by
+// "kind/name container".
+func containers(objs map[string]object) map[string]container {
+	out := map[string]container{}
+	for key, o := range objs {
+		pod := o.pod()
+		for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+			out[key+" "+c.Name] = c
+		}
+	}
+	return out
+}
+
+// checkSettings asserts the value of a setting in every container of every
+// workload; "" asserts it is absent.
+func checkSettings(t *testing.T, objs map[string]object, want map[string]string) {
+	t.Helper()
+	for where, c := range containers(objs) {
+		env := envOf(c)
+		for name, value := range want {
+			if value == "" {
+				require.NotContains(t, env, name, where)
+				continue
+			}
+			require.Contains(t, env, name, where)
+			require.Equal(t, value, env[name].Value, "%s: %s", where, name)
+		}
+	}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// checkSourceRegistry asserts where the user source registry goes: with
+// content, a ConfigMap holding it byte for byte, mounted read-only into
+// every worker (the evidence engine runs there) and named by
+// ERRATA_SOURCE_REGISTRY, with a checksum annotation that rolls the workers
+// when it changes; nowhere else (the migrations hook runs before the
+// ConfigMap exists). Without content, none of it.
+func checkSourceRegistry(t *testing.T, objs map[string]object, content string) {
+	t.Helper()
+	if content == "" {
+		require.NotContains(t, objs, registryConfigMap)
+	} else {
+		require.Contains(t, objs, registryConfigMap)
+		cm := objs[registryConfigMap]
+		require.Equal(t, map[string]string{registryKey: content}, cm.Data)
+		require.Equal(t, "worker", cm.Metadata.Labels["app.kubernetes.io/component"])
+	}
+	workers := 0
+	for key, o := range objs {
+		switch o.Kind {
+		case "Deployment", "Job", "CronJob":
+		default:
+			continue
+		}
+		pod := o.pod()
+		isWorker := o.Kind == "Deployment" && o.Metadata.Labels["app.kubernetes.io/component"] == "worker"
+		var annotation string
+		if o.Kind == "Deployment" {
+			annotation = o.Spec.Template.Metadata.Annotations[registryChecksum]
+		}
+		var volume string
+		for _, v := range pod.Volumes {
+			if v.Name == registryVolume {
+				require.NotNil(t, v.ConfigMap, key)
+				volume = v.ConfigMap.Name
+			}
+		}
+		if !isWorker || content == "" {
+			require.Empty(t, annotation, key)
+			require.Empty(t, volume, key)
+			for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+				require.NotContains(t, envOf(c), "ERRATA_SOURCE_REGISTRY", key)
+				for _, m := range c.VolumeMounts {
+					require.NotEqual(t, registryVolume, m.Name, key)
+				}
+			}
+			continue
+		}
+		workers++
+		require.Equal(t, sha256Hex(content), annotation, "%s: a registry change rolls the workers", key)
+		require.Equal(t, strings.TrimPrefix(registryConfigMap, "ConfigMap/"), volume, key)
+		require.Len(t, pod.Containers, 1, key)
+		c := pod.Containers[0]
+		require.Equal(t, registryDir+"/"+registryKey, envOf(c)["ERRATA_SOURCE_REGISTRY"].Value, key)
+		mounted := false
+		for _, m := range c.VolumeMounts {
+			if m.Name == registryVolume {
+				mounted = true
+				require.Equal(t, registryDir, m.MountPath, key)
+				require.True(t, m.ReadOnly, "%s: the registry is mounted read-only", key)
+			}
+		}
+		require.True(t, mounted, key)
+	}
+	if content != "" {
+		require.Positive(t, workers)
+	}
+}
+
+// loadRenderedRegistry loads the rendered ConfigMap's file the way a worker
+// does (ERRATA_SOURCE_REGISTRY), proving it survives the chart intact.
+func loadRenderedRegistry(t *testing.T, objs map[string]object) *sources.Registry {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), registryKey)
+	require.NoError(t, os.WriteFile(path, []byte(objs[registryConfigMap].Data[registryKey]), 0o600))
+	reg, err := sources.Load(path)
+	require.NoError(t, err)
+	return reg
+}
+
 func TestHelmLint(t *testing.T) {
 	for _, values := range [][]string{nil, {prodValues}} {
 		args := []string{"lint", "--strict", chartDir}
@@ -307,6 +454,14 @@ func TestHelmTemplateDefaults(t *testing.T) {
 		require.NotContains(t, we, "ERRATA_KAFKA_INSTANCE_ID", "static membership is opt-in")
 	}
 
+	checkSettings(t, objs, map[string]string{
+		"ERRATA_EVIDENCE_POLICY":           evidence.DefaultPolicy().Name,
+		"ERRATA_STANCE_MODEL":              "",
+		"ERRATA_KAFKA_REPLICATION_FACTOR":  "0",
+		"ERRATA_KAFKA_MIN_INSYNC_REPLICAS": "1",
+	})
+	checkSourceRegistry(t, objs, "")
+
 	cron := objs["CronJob/rel-errata-selector"]
 	require.Equal(t, "*/15 * * * *", cron.Spec.Schedule)
 	require.Equal(t, []string{"selector", "--budget", "100"}, cron.pod().Containers[0].Args)
@@ -324,6 +479,7 @@ func TestHelmTemplateProduction(t *testing.T) {
 	objs, out := render(t, prodValues)
 	checkGolden(t, "helm/testdata/prod.golden.yaml", out)
 	require.Equal(t, []string{
+		registryConfigMap,
 		"CronJob/rel-errata-selector",
 		"Deployment/rel-errata-api",
 		"Deployment/rel-errata-worker-investigator",
@@ -359,6 +515,28 @@ func TestHelmTemplateProduction(t *testing.T) {
 	require.Equal(t, "8", env["ERRATA_INVESTIGATOR_CONCURRENCY"].Value)
 	require.Equal(t, "gpt-5-mini", env["ERRATA_VALIDATOR_MODEL"].Value)
 	require.Equal(t, "warn", env["ERRATA_LOG_LEVEL"].Value)
+	// A cluster of three brokers: three replicas, two in sync.
+	checkSettings(t, objs, map[string]string{
+		"ERRATA_KAFKA_REPLICATION_FACTOR":  "3",
+		"ERRATA_KAFKA_MIN_INSYNC_REPLICAS": "2",
+		"ERRATA_EVIDENCE_POLICY":           "strict-v1",
+		"ERRATA_STANCE_MODEL":              "gpt-5-mini",
+	})
+	prodRegistry := "registry newsroom-v1\n" +
+		"# National statistics and the regulator we cite most.\n" +
+		"1 *.gouv.fr\n1 insee.fr\n2 afp.com\n5 clickbait.example.net\n"
+	checkSourceRegistry(t, objs, prodRegistry)
+	reg := loadRenderedRegistry(t, objs)
+	require.True(t, strings.HasPrefix(reg.Version(), sources.StarterName+"+newsroom-v1@"), reg.Version())
+	for url, want := range map[string][2]any{
+		"https://statistiques.insee.fr/fr/": {1, "parent:insee.fr"},
+		"https://www.economie.gouv.fr/":     {1, "wildcard:*.gouv.fr"},
+		"http://clickbait.example.net/a":    {5, "exact:clickbait.example.net"},
+	} {
+		m, err := reg.Lookup(url)
+		require.NoError(t, err, url)
+		require.Equal(t, want, [2]any{m.Tier, m.Rule}, url)
+	}
 
 	known := map[string][]string{"projectors": {serving.ProjectorName, search.ProjectorName, metrics.ProjectorName},
 		"stages": {"investigator", "validator"}}
@@ -421,7 +599,9 @@ func TestHelmTemplateSettingsExist(t *testing.T) {
 }
 
 // TestHelmTemplateRejectsBadValues: a required secret reference missing, a
-// non-setting in config, a worker name that is not a DNS label.
+// non-setting in config, a worker name that is not a DNS label, Kafka
+// replication the brokers could never satisfy, an unknown evidence policy, a
+// source registry that is not a file's text or too large for a ConfigMap.
 func TestHelmTemplateRejectsBadValues(t *testing.T) {
 	for _, tc := range []struct {
 		set  string
@@ -433,11 +613,90 @@ func TestHelmTemplateRejectsBadValues(t *testing.T) {
 		{"workers[0].name=Bad_Name", "is not a DNS label"},
 		{"api.metricsPort=8080", "api.metricsPort must differ from api.port"},
 		{"monitoring.serviceMonitor.enabled=true,api.metricsPort=0", "monitoring.serviceMonitor needs api.metricsPort"},
+		{"kafka.replicationFactor=2,kafka.minInsyncReplicas=3", "kafka.minInsyncReplicas 3 exceeds kafka.replicationFactor 2: every append would fail"},
+		{"kafka.minInsyncReplicas=0", "kafka.minInsyncReplicas 0: must be at least 1"},
+		{"kafka.replicationFactor=-1", "kafka.replicationFactor -1: must be between 0"},
+		{"kafka.replicationFactor=40000", "kafka.replicationFactor 40000: must be between 0"},
+		{"evidence.policy=validator-only", `evidence.policy "validator-only" is unknown`},
+		{"evidence.sourceRegistry.rules=x", "evidence.sourceRegistry must be the file's text"},
 	} {
 		out, err := runHelm(t, "template", helmRelease, chartDir, "--set", tc.set)
 		require.Error(t, err, tc.set)
 		require.Contains(t, out, tc.want, tc.set)
 	}
+	// The brokers' default replication factor (0) takes any min.insync.replicas.
+	objs, _ := renderArgs(t, "--set", "kafka.minInsyncReplicas=2")
+	checkSettings(t, objs, map[string]string{"ERRATA_KAFKA_REPLICATION_FACTOR": "0", "ERRATA_KAFKA_MIN_INSYNC_REPLICAS": "2"})
+
+	// Kubernetes refuses a ConfigMap over 1 MiB: the chart says so first.
+	big := filepath.Join(t.TempDir(), "big.registry")
+	line := "# padding\n"
+	body := strings.Repeat(line, 1<<20/len(line)+1)
+	require.NoError(t, os.WriteFile(big, []byte(body), 0o600))
+	out, err := runHelm(t, "template", helmRelease, chartDir, "--set-file", "evidence.sourceRegistry="+big)
+	require.Error(t, err)
+	require.Contains(t, out, fmt.Sprintf("evidence.sourceRegistry is %d bytes: a ConfigMap holds at most 1 MiB", len(body)))
+	exact := filepath.Join(t.TempDir(), "exact.registry")
+	require.NoError(t, os.WriteFile(exact, []byte(body[:1<<20]), 0o600))
+	objs, _ = renderArgs(t, "--set-file", "evidence.sourceRegistry="+exact)
+	require.Len(t, objs[registryConfigMap].Data[registryKey], 1<<20)
+}
+
+// TestHelmTemplateEvidencePolicy: the chart accepts exactly the policies
+// consumers/evidence knows, and names them when it refuses one.
+func TestHelmTemplateEvidencePolicy(t *testing.T) {
+	names := make([]string, 0, len(evidence.Policies()))
+	for name := range evidence.Policies() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	require.Equal(t, []string{"strict-v1", "validator-only-v1"}, names)
+	for _, name := range names {
+		objs, _ := renderArgs(t, "--set", "evidence.policy="+name)
+		checkSettings(t, objs, map[string]string{"ERRATA_EVIDENCE_POLICY": name})
+	}
+	for _, bad := range []string{"strict-v2", "", "Strict-V1", "strict-v1 "} {
+		out, err := runHelm(t, "template", helmRelease, chartDir, "--set-string", "evidence.policy="+bad)
+		require.Error(t, err, bad)
+		require.Contains(t, out, fmt.Sprintf("evidence.policy %q is unknown (known: %s)", bad, strings.Join(names, ", ")), bad)
+	}
+}
+
+// TestHelmTemplateSourceRegistryFile: the registry passed as a file
+// (--set-file), with what YAML makes awkward (an indented first line, tabs,
+// CRLF, a non-ASCII host), reaches the worker byte for byte, next to the
+// operator's own pod annotations; a different file changes the checksum.
+func TestHelmTemplateSourceRegistryFile(t *testing.T) {
+	const file = "helm/testdata/user.registry"
+	raw, err := os.ReadFile(file)
+	require.NoError(t, err)
+	objs, _ := renderArgs(t, "--set-file", "evidence.sourceRegistry="+file, "--set", "podAnnotations.team=fact-desk")
+	checkWorkloads(t, objs, defaultImage)
+	checkSourceRegistry(t, objs, string(raw))
+	for _, name := range []string{"projectors", "investigations"} {
+		require.Equal(t, "fact-desk", objs["Deployment/rel-errata-worker-"+name].Spec.Template.Metadata.Annotations["team"])
+	}
+	require.Equal(t, map[string]string{"team": "fact-desk"}, objs["Deployment/rel-errata-api"].Spec.Template.Metadata.Annotations,
+		"the API does not read the registry and is not rolled by it")
+
+	reg := loadRenderedRegistry(t, objs)
+	require.True(t, strings.HasPrefix(reg.Version(), sources.StarterName+"+desk-v2@"), reg.Version())
+	for url, want := range map[string][2]any{
+		"https://data.stats.example.org/x":        {1, "parent:stats.example.org"},
+		"https://xn--bcher-kva.example.org/":      {2, "exact:xn--bcher-kva.example.org"},
+		"https://blog.rumours.example.com/post/1": {5, "parent:rumours.example.com"},
+	} {
+		m, err := reg.Lookup(url)
+		require.NoError(t, err, url)
+		require.Equal(t, want, [2]any{m.Tier, m.Rule}, url)
+	}
+
+	edited := filepath.Join(t.TempDir(), "edited.registry")
+	require.NoError(t, os.WriteFile(edited, append(slices.Clone(raw), "4 forum.example.com\n"...), 0o600))
+	again, _ := renderArgs(t, "--set-file", "evidence.sourceRegistry="+edited)
+	before := objs["Deployment/rel-errata-worker-projectors"].Spec.Template.Metadata.Annotations[registryChecksum]
+	after := again["Deployment/rel-errata-worker-projectors"].Spec.Template.Metadata.Annotations[registryChecksum]
+	require.NotEqual(t, before, after)
 }
 
 // checkGolden compares rendered output with a golden file (-update-helm rewrites it).

@@ -68,6 +68,21 @@ endpoints and options from values. Production logs are JSON.
   value: {{ .Values.kafka.partitions | quote }}
 - name: ERRATA_KAFKA_SESSION_TIMEOUT
   value: {{ .Values.kafka.sessionTimeout | quote }}
+{{- $rf := int .Values.kafka.replicationFactor }}
+{{- $isr := int .Values.kafka.minInsyncReplicas }}
+{{- if or (lt $rf 0) (gt $rf 32767) }}
+{{- fail (printf "kafka.replicationFactor %d: must be between 0 (the brokers' default) and 32767" $rf) }}
+{{- end }}
+{{- if lt $isr 1 }}
+{{- fail (printf "kafka.minInsyncReplicas %d: must be at least 1" $isr) }}
+{{- end }}
+{{- if and (gt $rf 0) (gt $isr $rf) }}
+{{- fail (printf "kafka.minInsyncReplicas %d exceeds kafka.replicationFactor %d: every append would fail" $isr $rf) }}
+{{- end }}
+- name: ERRATA_KAFKA_REPLICATION_FACTOR
+  value: {{ $rf | quote }}
+- name: ERRATA_KAFKA_MIN_INSYNC_REPLICAS
+  value: {{ $isr | quote }}
 {{ include "errata.secretEnv" (dict "name" "ERRATA_DATABASE_URL" "secret" (required "postgres.existingSecret is required" .Values.postgres.existingSecret) "key" .Values.postgres.urlKey) }}
 - name: ERRATA_SERVING_SCHEMA
   value: {{ .Values.postgres.servingSchema | quote }}
@@ -107,6 +122,16 @@ endpoints and options from values. Production logs are JSON.
   value: {{ .Values.llm.investigatorModel | quote }}
 - name: ERRATA_VALIDATOR_MODEL
   value: {{ .Values.llm.validatorModel | quote }}
+{{- $policies := list "strict-v1" "validator-only-v1" }}
+{{- if not (has .Values.evidence.policy $policies) }}
+{{- fail (printf "evidence.policy %q is unknown (known: %s)" (toString .Values.evidence.policy) (join ", " $policies)) }}
+{{- end }}
+- name: ERRATA_EVIDENCE_POLICY
+  value: {{ .Values.evidence.policy | quote }}
+{{- if .Values.evidence.stanceModel }}
+- name: ERRATA_STANCE_MODEL
+  value: {{ .Values.evidence.stanceModel | quote }}
+{{- end }}
 {{- if .Values.llm.reasoningEffort }}
 - name: ERRATA_REASONING_EFFORT
   value: {{ .Values.llm.reasoningEffort | quote }}
@@ -150,6 +175,31 @@ endpoints and options from values. Production logs are JSON.
 - name: blobs
   mountPath: {{ .Values.blobstore.url }}
 {{- end }}
+{{- end }}
+
+{{/*
+The operator's source registry (evidence.sourceRegistry): a ConfigMap mounted
+read-only into the workers, which run the evidence engine, named by
+ERRATA_SOURCE_REGISTRY. Included only when the value is set.
+*/}}
+{{- define "errata.sourceRegistry.dir" -}}/etc/errata/source-registry{{- end }}
+{{- define "errata.sourceRegistry.key" -}}sources.registry{{- end }}
+
+{{- define "errata.sourceRegistry.env" -}}
+- name: ERRATA_SOURCE_REGISTRY
+  value: {{ printf "%s/%s" (include "errata.sourceRegistry.dir" .) (include "errata.sourceRegistry.key" .) | quote }}
+{{- end }}
+
+{{- define "errata.sourceRegistry.volume" -}}
+- name: source-registry
+  configMap:
+    name: {{ include "errata.fullname" . }}-source-registry
+{{- end }}
+
+{{- define "errata.sourceRegistry.volumeMount" -}}
+- name: source-registry
+  mountPath: {{ include "errata.sourceRegistry.dir" . }}
+  readOnly: true
 {{- end }}
 
 {{/* Pod-level settings shared by every workload. */}}
