@@ -206,9 +206,13 @@ type request struct {
 
 // response is a decoded answer.
 type response struct {
-	status int
-	body   []byte
+	status  int
+	body    []byte
+	headers http.Header
 }
+
+// header is the value of a response header.
+func (r response) header(name string) string { return r.headers.Get(name) }
 
 func do(t testing.TB, s *Server, r request) response {
 	t.Helper()
@@ -241,7 +245,7 @@ func do(t testing.TB, s *Server, r request) response {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return response{status: resp.StatusCode, body: b}
+	return response{status: resp.StatusCode, body: b, headers: resp.Header}
 }
 
 // declareOversized sends req's headers, declaring its oversized body in
@@ -372,7 +376,7 @@ func golden(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, append(bytes.TrimRight(got, "\n"), '\n'), 0o644))
 		return
 	}

@@ -103,6 +103,13 @@ type Server struct {
 	mounts []func(app *fiber.App)
 	// listenerWraps wrap the listener of Listen and Serve (WithListener).
 	listenerWraps []func(net.Listener) net.Listener
+	// analyses enables the workbench API and the verdict namespace
+	// (WithAnalyses); streams bounds their event streams, which end when
+	// streamCtx does (at shutdown).
+	analyses    *Analyses
+	streams     *streamSlots
+	streamCtx   context.Context
+	stopStreams context.CancelFunc
 }
 
 // WithListener wraps the listener Listen and Serve accept connections on
@@ -129,6 +136,7 @@ func New(cfg Config, in Ingest, reader Reader, wm Watermark, hasher *ingest.Hash
 	}
 	s := &Server{cfg: cfg, minVersion: minVersion, ingest: in, reader: reader, watermark: wm, hasher: hasher,
 		openai: openai, log: log}
+	s.streamCtx, s.stopStreams = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
@@ -178,6 +186,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+		s.stopStreams() // open event streams would hold their connections
 		return s.app.ShutdownWithTimeout(15 * time.Second)
 	}
 }
@@ -197,6 +206,9 @@ func (s *Server) routes() {
 	// Queries: GET with ?input=<url-encoded JSON>, no body, no signature.
 	s.app.Get("/trpc/post.validateSettings", s.procedure("post.validateSettings", s.validateSettings))
 	s.app.Get("/trpc/post.batchStatus", s.procedure("post.batchStatus", s.batchStatus))
+	if s.analyses != nil {
+		s.analysisRoutes()
+	}
 	s.app.All("/trpc/:path", func(c *fiber.Ctx) error {
 		return writeError(c, c.Params("path"), newError(CodeNotFound, fmt.Sprintf("no procedure %q for %s", c.Params("path"), c.Method())))
 	})
@@ -258,6 +270,9 @@ func (s *Server) classify(c *fiber.Ctx, path string, err error) *Error {
 // the client's doing and logged by the request log (internal/ops), not
 // here; only what no case covers is logged as an error.
 func (s *Server) handleFiberError(c *fiber.Ctx, err error) error {
+	if strings.HasPrefix(c.Path(), apiPrefix) {
+		return s.handleRESTError(c, err)
+	}
 	path := strings.TrimPrefix(c.Path(), "/trpc/")
 	var fe *fiber.Error
 	if errors.As(err, &fe) {

@@ -440,7 +440,7 @@ func TestHelmTemplateDefaults(t *testing.T) {
 
 	for name, want := range map[string][]string{
 		"projectors":     {"worker", "--projectors=serving", "--stages="},
-		"investigations": {"worker", "--projectors=", "--stages=investigator,validator"},
+		"investigations": {"worker", "--projectors=", "--stages=investigator,validator,analyst"},
 	} {
 		w := objs["Deployment/rel-errata-worker-"+name].pod().Containers[0]
 		require.Equal(t, want, w.Args, name)
@@ -482,6 +482,7 @@ func TestHelmTemplateProduction(t *testing.T) {
 		registryConfigMap,
 		"CronJob/rel-errata-selector",
 		"Deployment/rel-errata-api",
+		"Deployment/rel-errata-worker-analyst",
 		"Deployment/rel-errata-worker-investigator",
 		"Deployment/rel-errata-worker-read-models",
 		"Deployment/rel-errata-worker-serving",

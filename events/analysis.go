@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // TopicAnalyses carries verdict analyses: a post's or a submission's
@@ -199,6 +200,11 @@ type AnalysisAttemptStartedV1 struct {
 	PolicyVersion   string        `json:"policy_version"`
 	// RubricVersion names the confidence rubric and its caps.
 	RubricVersion string `json:"rubric_version"`
+	// Search names the web search that researches the claims
+	// ("searxng", "brave", "tavily"), or "none" when none is configured:
+	// then no query is issued and the confidence caps count every claim
+	// as unsearched. Empty in events from before the field.
+	Search string `json:"search,omitempty"`
 }
 
 // EventType implements Payload.
@@ -517,6 +523,9 @@ type AnalysisFailedV1 struct {
 	AnalysisRef
 	Reason    string `json:"reason"`
 	Retryable bool   `json:"retryable"`
+	// RetryAt (RFC 3339) is when the next attempt may start, for a
+	// retryable failure; empty: at once.
+	RetryAt string `json:"retry_at,omitempty"`
 }
 
 // EventType implements Payload.
@@ -527,6 +536,11 @@ func (p AnalysisFailedV1) Validate() error {
 	errs := []error{p.AnalysisRef.validate()}
 	if p.Reason == "" {
 		errs = append(errs, errors.New("reason is required"))
+	}
+	if p.RetryAt != "" {
+		if _, err := time.Parse(time.RFC3339Nano, p.RetryAt); err != nil || !p.Retryable {
+			errs = append(errs, errors.New("retry_at must be an RFC 3339 time, and only on a retryable failure"))
+		}
 	}
 	return errors.Join(errs...)
 }

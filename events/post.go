@@ -14,10 +14,14 @@ const (
 	PlatformX         = "X"
 	PlatformSubstack  = "SUBSTACK"
 	PlatformWikipedia = "WIKIPEDIA"
+	// PlatformBluesky and PlatformThreads carry verdict analyses (issue
+	// 15); OpenErrata's extension never sends them.
+	PlatformBluesky = "BLUESKY"
+	PlatformThreads = "THREADS"
 )
 
 // Platforms lists every supported platform.
-var Platforms = []string{PlatformLessWrong, PlatformX, PlatformSubstack, PlatformWikipedia}
+var Platforms = []string{PlatformLessWrong, PlatformX, PlatformSubstack, PlatformWikipedia, PlatformBluesky, PlatformThreads}
 
 // ValidPlatform reports whether p names a supported platform.
 func ValidPlatform(p string) bool {
@@ -110,6 +114,43 @@ type WikipediaMetaV1 struct {
 	LastModifiedAt *time.Time `json:"last_modified_at,omitempty"`
 }
 
+// BlueskyPostCollection is the AT Protocol collection of Bluesky posts.
+const BlueskyPostCollection = "app.bsky.feed.post"
+
+// BlueskyPostURI is a Bluesky post's external id: its AT URI under the
+// author's DID (never the mutable handle), at://{did}/app.bsky.feed.post/{rkey}.
+func BlueskyPostURI(did, rkey string) string {
+	return "at://" + did + "/" + BlueskyPostCollection + "/" + rkey
+}
+
+// BlueskyMetaV1 is the Bluesky metadata of a version. DID and RKey are the
+// parts of the external id (BlueskyPostURI). Handle, DisplayName, CID and
+// CreatedAt are the AppView's values when the server verified the post
+// (CID only then); the counts are what the client observed.
+type BlueskyMetaV1 struct {
+	DID         string     `json:"did"`
+	RKey        string     `json:"rkey"`
+	Handle      string     `json:"handle"`
+	DisplayName string     `json:"display_name,omitempty"`
+	CID         string     `json:"cid,omitempty"`
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	LikeCount   *int       `json:"like_count,omitempty"`
+	RepostCount *int       `json:"repost_count,omitempty"`
+	ReplyCount  *int       `json:"reply_count,omitempty"`
+}
+
+// ThreadsMetaV1 is the Threads metadata observed with a version. Code is
+// the external id: the post code of threads.com/@{username}/post/{code}.
+type ThreadsMetaV1 struct {
+	Code        string     `json:"code"`
+	Username    string     `json:"username"`
+	DisplayName string     `json:"display_name,omitempty"`
+	PostedAt    *time.Time `json:"posted_at,omitempty"`
+	LikeCount   *int       `json:"like_count,omitempty"`
+	ReplyCount  *int       `json:"reply_count,omitempty"`
+	RepostCount *int       `json:"repost_count,omitempty"`
+}
+
 // PostVersionRegisteredV1 records one observation of a post's content version
 // by registerObservedVersion: the canonical text and identity it resolved to,
 // how it was obtained, and the metadata observed with it. Every observation is
@@ -142,6 +183,8 @@ type PostVersionRegisteredV1 struct {
 	X           *XMetaV1         `json:"x,omitempty"`
 	Substack    *SubstackMetaV1  `json:"substack,omitempty"`
 	Wikipedia   *WikipediaMetaV1 `json:"wikipedia,omitempty"`
+	Bluesky     *BlueskyMetaV1   `json:"bluesky,omitempty"`
+	Threads     *ThreadsMetaV1   `json:"threads,omitempty"`
 }
 
 // EventType implements Payload.
@@ -185,7 +228,7 @@ func (p PostVersionRegisteredV1) Validate() error {
 		errs = append(errs, errors.New("image_urls and image_occurrences must be arrays"))
 	}
 	metas := 0
-	for _, present := range []bool{p.LessWrong != nil, p.X != nil, p.Substack != nil, p.Wikipedia != nil} {
+	for _, present := range []bool{p.LessWrong != nil, p.X != nil, p.Substack != nil, p.Wikipedia != nil, p.Bluesky != nil, p.Threads != nil} {
 		if present {
 			metas++
 		}
@@ -193,9 +236,16 @@ func (p PostVersionRegisteredV1) Validate() error {
 	wantMeta := map[string]bool{
 		PlatformLessWrong: p.LessWrong != nil, PlatformX: p.X != nil,
 		PlatformSubstack: p.Substack != nil, PlatformWikipedia: p.Wikipedia != nil,
+		PlatformBluesky: p.Bluesky != nil, PlatformThreads: p.Threads != nil,
 	}[p.Platform]
 	if metas != 1 || !wantMeta {
 		errs = append(errs, fmt.Errorf("exactly the %s metadata must be present", p.Platform))
+	}
+	if m := p.Bluesky; m != nil && (m.DID == "" || m.RKey == "" || m.Handle == "" || p.ExternalID != BlueskyPostURI(m.DID, m.RKey)) {
+		errs = append(errs, errors.New("bluesky needs did, rkey and handle, and external_id must be at://{did}/app.bsky.feed.post/{rkey}"))
+	}
+	if m := p.Threads; m != nil && (m.Code == "" || m.Username == "" || p.ExternalID != m.Code) {
+		errs = append(errs, errors.New("threads needs code and username, and external_id must be the code"))
 	}
 	if p.Author != nil && (p.Author.PlatformUserID == "" || p.Author.DisplayName == "") {
 		errs = append(errs, errors.New("author needs platform_user_id and display_name"))

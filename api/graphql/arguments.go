@@ -53,7 +53,7 @@ func (argumentCheck) MutateOperationContext(_ context.Context, oc *gqlgen.Operat
 				}
 			}
 		}
-		if f.Name != "searchInvestigations" {
+		if f.Name != "searchInvestigations" && f.Name != "searchAnalyses" {
 			return true
 		}
 		var limit, offset, minClaims *int

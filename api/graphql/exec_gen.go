@@ -29,6 +29,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Analysis() AnalysisResolver
 	PostInvestigationSummary() PostInvestigationSummaryResolver
 	PublicClaim() PublicClaimResolver
 	PublicInvestigation() PublicInvestigationResolver
@@ -40,6 +41,66 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Analysis struct {
+		AuditTrail  func(childComplexity int) int
+		Claims      func(childComplexity int) int
+		CompletedAt func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Failure     func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Input       func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Verdict     func(childComplexity int) int
+		Versions    func(childComplexity int) int
+	}
+
+	AnalysisClaim struct {
+		Context func(childComplexity int) int
+		ID      func(childComplexity int) int
+		Index   func(childComplexity int) int
+		Queries func(childComplexity int) int
+		Sources func(childComplexity int) int
+		Text    func(childComplexity int) int
+		Triage  func(childComplexity int) int
+		Verdict func(childComplexity int) int
+	}
+
+	AnalysisInput struct {
+		ExternalID func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Platform   func(childComplexity int) int
+		TextLength func(childComplexity int) int
+		Title      func(childComplexity int) int
+		URL        func(childComplexity int) int
+	}
+
+	AnalysisSummary struct {
+		Band         func(childComplexity int) int
+		ClaimCount   func(childComplexity int) int
+		Claims       func(childComplexity int) int
+		CompletedAt  func(childComplexity int) int
+		Confidence   func(childComplexity int) int
+		ExternalID   func(childComplexity int) int
+		Highlights   func(childComplexity int) int
+		ID           func(childComplexity int) int
+		InputKind    func(childComplexity int) int
+		Label        func(childComplexity int) int
+		Platform     func(childComplexity int) int
+		Summary      func(childComplexity int) int
+		Title        func(childComplexity int) int
+		TruthPercent func(childComplexity int) int
+		URL          func(childComplexity int) int
+	}
+
+	AnalysisVersions struct {
+		Model    func(childComplexity int) int
+		Policy   func(childComplexity int) int
+		Prompts  func(childComplexity int) int
+		Provider func(childComplexity int) int
+		Registry func(childComplexity int) int
+		Rubric   func(childComplexity int) int
+	}
+
 	AssessedSource struct {
 		Contradict func(childComplexity int) int
 		Domain     func(childComplexity int) int
@@ -72,10 +133,45 @@ type ComplexityRoot struct {
 		Verdict         func(childComplexity int) int
 	}
 
+	ClaimQuery struct {
+		Error   func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Query   func(childComplexity int) int
+		Results func(childComplexity int) int
+	}
+
 	ClaimSummary struct {
 		ID      func(childComplexity int) int
 		Summary func(childComplexity int) int
 		Text    func(childComplexity int) int
+	}
+
+	ClaimTriage struct {
+		CurrentEvents func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		Numeric       func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		Researched    func(childComplexity int) int
+		Specificity   func(childComplexity int) int
+		TimeSensitive func(childComplexity int) int
+	}
+
+	ClaimVerdict struct {
+		Band         func(childComplexity int) int
+		Caps         func(childComplexity int) int
+		Confidence   func(childComplexity int) int
+		Engine       func(childComplexity int) int
+		Gate4        func(childComplexity int) int
+		Label        func(childComplexity int) int
+		Score        func(childComplexity int) int
+		Summary      func(childComplexity int) int
+		TruthPercent func(childComplexity int) int
+	}
+
+	ConfidenceCap struct {
+		Before func(childComplexity int) int
+		Cap    func(childComplexity int) int
+		Rule   func(childComplexity int) int
 	}
 
 	InvestigationOrigin struct {
@@ -96,6 +192,23 @@ type ComplexityRoot struct {
 	PostInvestigationsResult struct {
 		Investigations func(childComplexity int) int
 		Post           func(childComplexity int) int
+	}
+
+	PostVerdict struct {
+		Band         func(childComplexity int) int
+		Caps         func(childComplexity int) int
+		Caveats      func(childComplexity int) int
+		Confidence   func(childComplexity int) int
+		Label        func(childComplexity int) int
+		Sources      func(childComplexity int) int
+		Summary      func(childComplexity int) int
+		TruthPercent func(childComplexity int) int
+	}
+
+	PromptVersion struct {
+		Name    func(childComplexity int) int
+		Sha256  func(childComplexity int) int
+		Version func(childComplexity int) int
 	}
 
 	PublicAuthor struct {
@@ -151,10 +264,26 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Analysis             func(childComplexity int, id string) int
+		PostAnalyses         func(childComplexity int, platform Platform, externalID string) int
 		PostInvestigations   func(childComplexity int, platform Platform, externalID string) int
 		PublicInvestigation  func(childComplexity int, investigationID string) int
 		PublicMetrics        func(childComplexity int, platform *Platform, authorID *string, windowStart *time.Time, windowEnd *time.Time) int
+		SearchAnalyses       func(childComplexity int, query *string, label *VerdictLabel, limit *int, offset *int) int
 		SearchInvestigations func(childComplexity int, query *string, platform *Platform, limit *int, offset *int, authorID *string, provenance *ContentProvenance, minClaimCount *int, checkedAfter *time.Time, checkedBefore *time.Time) int
+	}
+
+	QueryResult struct {
+		PublishedAt func(childComplexity int) int
+		Snippet     func(childComplexity int) int
+		Title       func(childComplexity int) int
+		URL         func(childComplexity int) int
+	}
+
+	SearchAnalysesResult struct {
+		Analyses func(childComplexity int) int
+		HasMore  func(childComplexity int) int
+		Total    func(childComplexity int) int
 	}
 
 	SearchInvestigationSummary struct {
@@ -177,12 +306,23 @@ type ComplexityRoot struct {
 		Investigations func(childComplexity int) int
 		Total          func(childComplexity int) int
 	}
+
+	VerdictSource struct {
+		Domain     func(childComplexity int) int
+		FromSearch func(childComplexity int) int
+		Tier       func(childComplexity int) int
+		Title      func(childComplexity int) int
+		URL        func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
 
 // region    ************************** generated!.gotpl **************************
 
+type AnalysisResolver interface {
+	AuditTrail(ctx context.Context, obj *Analysis) (RawJSON, error)
+}
 type PostInvestigationSummaryResolver interface {
 	Claims(ctx context.Context, obj *PostInvestigationSummary) ([]PublicClaim, error)
 }
@@ -200,6 +340,9 @@ type QueryResolver interface {
 	PostInvestigations(ctx context.Context, platform Platform, externalID string) (*PostInvestigationsResult, error)
 	SearchInvestigations(ctx context.Context, query *string, platform *Platform, limit *int, offset *int, authorID *string, provenance *ContentProvenance, minClaimCount *int, checkedAfter *time.Time, checkedBefore *time.Time) (*SearchInvestigationsResult, error)
 	PublicMetrics(ctx context.Context, platform *Platform, authorID *string, windowStart *time.Time, windowEnd *time.Time) (*PublicMetrics, error)
+	Analysis(ctx context.Context, id string) (*Analysis, error)
+	PostAnalyses(ctx context.Context, platform Platform, externalID string) ([]Analysis, error)
+	SearchAnalyses(ctx context.Context, query *string, label *VerdictLabel, limit *int, offset *int) (*SearchAnalysesResult, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -219,6 +362,281 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Analysis.auditTrail":
+		if e.ComplexityRoot.Analysis.AuditTrail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.AuditTrail(childComplexity), true
+	case "Analysis.claims":
+		if e.ComplexityRoot.Analysis.Claims == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Claims(childComplexity), true
+	case "Analysis.completedAt":
+		if e.ComplexityRoot.Analysis.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.CompletedAt(childComplexity), true
+	case "Analysis.createdAt":
+		if e.ComplexityRoot.Analysis.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.CreatedAt(childComplexity), true
+	case "Analysis.failure":
+		if e.ComplexityRoot.Analysis.Failure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Failure(childComplexity), true
+	case "Analysis.id":
+		if e.ComplexityRoot.Analysis.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.ID(childComplexity), true
+	case "Analysis.input":
+		if e.ComplexityRoot.Analysis.Input == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Input(childComplexity), true
+	case "Analysis.status":
+		if e.ComplexityRoot.Analysis.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Status(childComplexity), true
+	case "Analysis.verdict":
+		if e.ComplexityRoot.Analysis.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Verdict(childComplexity), true
+	case "Analysis.versions":
+		if e.ComplexityRoot.Analysis.Versions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Versions(childComplexity), true
+
+	case "AnalysisClaim.context":
+		if e.ComplexityRoot.AnalysisClaim.Context == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.Context(childComplexity), true
+	case "AnalysisClaim.id":
+		if e.ComplexityRoot.AnalysisClaim.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.ID(childComplexity), true
+	case "AnalysisClaim.index":
+		if e.ComplexityRoot.AnalysisClaim.Index == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.Index(childComplexity), true
+	case "AnalysisClaim.queries":
+		if e.ComplexityRoot.AnalysisClaim.Queries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.Queries(childComplexity), true
+	case "AnalysisClaim.sources":
+		if e.ComplexityRoot.AnalysisClaim.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.Sources(childComplexity), true
+	case "AnalysisClaim.text":
+		if e.ComplexityRoot.AnalysisClaim.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.Text(childComplexity), true
+	case "AnalysisClaim.triage":
+		if e.ComplexityRoot.AnalysisClaim.Triage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.Triage(childComplexity), true
+	case "AnalysisClaim.verdict":
+		if e.ComplexityRoot.AnalysisClaim.Verdict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisClaim.Verdict(childComplexity), true
+
+	case "AnalysisInput.externalId":
+		if e.ComplexityRoot.AnalysisInput.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisInput.ExternalID(childComplexity), true
+	case "AnalysisInput.kind":
+		if e.ComplexityRoot.AnalysisInput.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisInput.Kind(childComplexity), true
+	case "AnalysisInput.platform":
+		if e.ComplexityRoot.AnalysisInput.Platform == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisInput.Platform(childComplexity), true
+	case "AnalysisInput.textLength":
+		if e.ComplexityRoot.AnalysisInput.TextLength == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisInput.TextLength(childComplexity), true
+	case "AnalysisInput.title":
+		if e.ComplexityRoot.AnalysisInput.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisInput.Title(childComplexity), true
+	case "AnalysisInput.url":
+		if e.ComplexityRoot.AnalysisInput.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisInput.URL(childComplexity), true
+
+	case "AnalysisSummary.band":
+		if e.ComplexityRoot.AnalysisSummary.Band == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Band(childComplexity), true
+	case "AnalysisSummary.claimCount":
+		if e.ComplexityRoot.AnalysisSummary.ClaimCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.ClaimCount(childComplexity), true
+	case "AnalysisSummary.claims":
+		if e.ComplexityRoot.AnalysisSummary.Claims == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Claims(childComplexity), true
+	case "AnalysisSummary.completedAt":
+		if e.ComplexityRoot.AnalysisSummary.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.CompletedAt(childComplexity), true
+	case "AnalysisSummary.confidence":
+		if e.ComplexityRoot.AnalysisSummary.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Confidence(childComplexity), true
+	case "AnalysisSummary.externalId":
+		if e.ComplexityRoot.AnalysisSummary.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.ExternalID(childComplexity), true
+	case "AnalysisSummary.highlights":
+		if e.ComplexityRoot.AnalysisSummary.Highlights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Highlights(childComplexity), true
+	case "AnalysisSummary.id":
+		if e.ComplexityRoot.AnalysisSummary.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.ID(childComplexity), true
+	case "AnalysisSummary.inputKind":
+		if e.ComplexityRoot.AnalysisSummary.InputKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.InputKind(childComplexity), true
+	case "AnalysisSummary.label":
+		if e.ComplexityRoot.AnalysisSummary.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Label(childComplexity), true
+	case "AnalysisSummary.platform":
+		if e.ComplexityRoot.AnalysisSummary.Platform == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Platform(childComplexity), true
+	case "AnalysisSummary.summary":
+		if e.ComplexityRoot.AnalysisSummary.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Summary(childComplexity), true
+	case "AnalysisSummary.title":
+		if e.ComplexityRoot.AnalysisSummary.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.Title(childComplexity), true
+	case "AnalysisSummary.truthPercent":
+		if e.ComplexityRoot.AnalysisSummary.TruthPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.TruthPercent(childComplexity), true
+	case "AnalysisSummary.url":
+		if e.ComplexityRoot.AnalysisSummary.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisSummary.URL(childComplexity), true
+
+	case "AnalysisVersions.model":
+		if e.ComplexityRoot.AnalysisVersions.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisVersions.Model(childComplexity), true
+	case "AnalysisVersions.policy":
+		if e.ComplexityRoot.AnalysisVersions.Policy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisVersions.Policy(childComplexity), true
+	case "AnalysisVersions.prompts":
+		if e.ComplexityRoot.AnalysisVersions.Prompts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisVersions.Prompts(childComplexity), true
+	case "AnalysisVersions.provider":
+		if e.ComplexityRoot.AnalysisVersions.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisVersions.Provider(childComplexity), true
+	case "AnalysisVersions.registry":
+		if e.ComplexityRoot.AnalysisVersions.Registry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisVersions.Registry(childComplexity), true
+	case "AnalysisVersions.rubric":
+		if e.ComplexityRoot.AnalysisVersions.Rubric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisVersions.Rubric(childComplexity), true
 
 	case "AssessedSource.contradict":
 		if e.ComplexityRoot.AssessedSource.Contradict == nil {
@@ -361,6 +779,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClaimAssessment.Verdict(childComplexity), true
 
+	case "ClaimQuery.error":
+		if e.ComplexityRoot.ClaimQuery.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimQuery.Error(childComplexity), true
+	case "ClaimQuery.kind":
+		if e.ComplexityRoot.ClaimQuery.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimQuery.Kind(childComplexity), true
+	case "ClaimQuery.query":
+		if e.ComplexityRoot.ClaimQuery.Query == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimQuery.Query(childComplexity), true
+	case "ClaimQuery.results":
+		if e.ComplexityRoot.ClaimQuery.Results == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimQuery.Results(childComplexity), true
+
 	case "ClaimSummary.id":
 		if e.ComplexityRoot.ClaimSummary.ID == nil {
 			break
@@ -379,6 +822,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClaimSummary.Text(childComplexity), true
+
+	case "ClaimTriage.currentEvents":
+		if e.ComplexityRoot.ClaimTriage.CurrentEvents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTriage.CurrentEvents(childComplexity), true
+	case "ClaimTriage.kind":
+		if e.ComplexityRoot.ClaimTriage.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTriage.Kind(childComplexity), true
+	case "ClaimTriage.numeric":
+		if e.ComplexityRoot.ClaimTriage.Numeric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTriage.Numeric(childComplexity), true
+	case "ClaimTriage.reason":
+		if e.ComplexityRoot.ClaimTriage.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTriage.Reason(childComplexity), true
+	case "ClaimTriage.researched":
+		if e.ComplexityRoot.ClaimTriage.Researched == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTriage.Researched(childComplexity), true
+	case "ClaimTriage.specificity":
+		if e.ComplexityRoot.ClaimTriage.Specificity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTriage.Specificity(childComplexity), true
+	case "ClaimTriage.timeSensitive":
+		if e.ComplexityRoot.ClaimTriage.TimeSensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTriage.TimeSensitive(childComplexity), true
+
+	case "ClaimVerdict.band":
+		if e.ComplexityRoot.ClaimVerdict.Band == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Band(childComplexity), true
+	case "ClaimVerdict.caps":
+		if e.ComplexityRoot.ClaimVerdict.Caps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Caps(childComplexity), true
+	case "ClaimVerdict.confidence":
+		if e.ComplexityRoot.ClaimVerdict.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Confidence(childComplexity), true
+	case "ClaimVerdict.engine":
+		if e.ComplexityRoot.ClaimVerdict.Engine == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Engine(childComplexity), true
+	case "ClaimVerdict.gate4":
+		if e.ComplexityRoot.ClaimVerdict.Gate4 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Gate4(childComplexity), true
+	case "ClaimVerdict.label":
+		if e.ComplexityRoot.ClaimVerdict.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Label(childComplexity), true
+	case "ClaimVerdict.score":
+		if e.ComplexityRoot.ClaimVerdict.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Score(childComplexity), true
+	case "ClaimVerdict.summary":
+		if e.ComplexityRoot.ClaimVerdict.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.Summary(childComplexity), true
+	case "ClaimVerdict.truthPercent":
+		if e.ComplexityRoot.ClaimVerdict.TruthPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimVerdict.TruthPercent(childComplexity), true
+
+	case "ConfidenceCap.before":
+		if e.ComplexityRoot.ConfidenceCap.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfidenceCap.Before(childComplexity), true
+	case "ConfidenceCap.cap":
+		if e.ComplexityRoot.ConfidenceCap.Cap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfidenceCap.Cap(childComplexity), true
+	case "ConfidenceCap.rule":
+		if e.ComplexityRoot.ConfidenceCap.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfidenceCap.Rule(childComplexity), true
 
 	case "InvestigationOrigin.provenance":
 		if e.ComplexityRoot.InvestigationOrigin.Provenance == nil {
@@ -448,6 +1008,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostInvestigationsResult.Post(childComplexity), true
+
+	case "PostVerdict.band":
+		if e.ComplexityRoot.PostVerdict.Band == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.Band(childComplexity), true
+	case "PostVerdict.caps":
+		if e.ComplexityRoot.PostVerdict.Caps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.Caps(childComplexity), true
+	case "PostVerdict.caveats":
+		if e.ComplexityRoot.PostVerdict.Caveats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.Caveats(childComplexity), true
+	case "PostVerdict.confidence":
+		if e.ComplexityRoot.PostVerdict.Confidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.Confidence(childComplexity), true
+	case "PostVerdict.label":
+		if e.ComplexityRoot.PostVerdict.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.Label(childComplexity), true
+	case "PostVerdict.sources":
+		if e.ComplexityRoot.PostVerdict.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.Sources(childComplexity), true
+	case "PostVerdict.summary":
+		if e.ComplexityRoot.PostVerdict.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.Summary(childComplexity), true
+	case "PostVerdict.truthPercent":
+		if e.ComplexityRoot.PostVerdict.TruthPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostVerdict.TruthPercent(childComplexity), true
+
+	case "PromptVersion.name":
+		if e.ComplexityRoot.PromptVersion.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PromptVersion.Name(childComplexity), true
+	case "PromptVersion.sha256":
+		if e.ComplexityRoot.PromptVersion.Sha256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PromptVersion.Sha256(childComplexity), true
+	case "PromptVersion.version":
+		if e.ComplexityRoot.PromptVersion.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PromptVersion.Version(childComplexity), true
 
 	case "PublicAuthor.displayName":
 		if e.ComplexityRoot.PublicAuthor.DisplayName == nil {
@@ -642,6 +1270,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicSource.URL(childComplexity), true
 
+	case "Query.analysis":
+		if e.ComplexityRoot.Query.Analysis == nil {
+			break
+		}
+
+		args, err := ec.field_Query_analysis_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Analysis(childComplexity, args["id"].(string)), true
+
+	case "Query.postAnalyses":
+		if e.ComplexityRoot.Query.PostAnalyses == nil {
+			break
+		}
+
+		args, err := ec.field_Query_postAnalyses_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PostAnalyses(childComplexity, args["platform"].(Platform), args["externalId"].(string)), true
 	case "Query.postInvestigations":
 		if e.ComplexityRoot.Query.PostInvestigations == nil {
 			break
@@ -675,6 +1326,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PublicMetrics(childComplexity, args["platform"].(*Platform), args["authorId"].(*string), args["windowStart"].(*time.Time), args["windowEnd"].(*time.Time)), true
+	case "Query.searchAnalyses":
+		if e.ComplexityRoot.Query.SearchAnalyses == nil {
+			break
+		}
+
+		args, err := ec.field_Query_searchAnalyses_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SearchAnalyses(childComplexity, args["query"].(*string), args["label"].(*VerdictLabel), args["limit"].(*int), args["offset"].(*int)), true
 	case "Query.searchInvestigations":
 		if e.ComplexityRoot.Query.SearchInvestigations == nil {
 			break
@@ -686,6 +1348,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SearchInvestigations(childComplexity, args["query"].(*string), args["platform"].(*Platform), args["limit"].(*int), args["offset"].(*int), args["authorId"].(*string), args["provenance"].(*ContentProvenance), args["minClaimCount"].(*int), args["checkedAfter"].(*time.Time), args["checkedBefore"].(*time.Time)), true
+
+	case "QueryResult.publishedAt":
+		if e.ComplexityRoot.QueryResult.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryResult.PublishedAt(childComplexity), true
+	case "QueryResult.snippet":
+		if e.ComplexityRoot.QueryResult.Snippet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryResult.Snippet(childComplexity), true
+	case "QueryResult.title":
+		if e.ComplexityRoot.QueryResult.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryResult.Title(childComplexity), true
+	case "QueryResult.url":
+		if e.ComplexityRoot.QueryResult.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryResult.URL(childComplexity), true
+
+	case "SearchAnalysesResult.analyses":
+		if e.ComplexityRoot.SearchAnalysesResult.Analyses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchAnalysesResult.Analyses(childComplexity), true
+	case "SearchAnalysesResult.hasMore":
+		if e.ComplexityRoot.SearchAnalysesResult.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchAnalysesResult.HasMore(childComplexity), true
+	case "SearchAnalysesResult.total":
+		if e.ComplexityRoot.SearchAnalysesResult.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchAnalysesResult.Total(childComplexity), true
 
 	case "SearchInvestigationSummary.author":
 		if e.ComplexityRoot.SearchInvestigationSummary.Author == nil {
@@ -779,6 +1485,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SearchInvestigationsResult.Total(childComplexity), true
 
+	case "VerdictSource.domain":
+		if e.ComplexityRoot.VerdictSource.Domain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictSource.Domain(childComplexity), true
+	case "VerdictSource.fromSearch":
+		if e.ComplexityRoot.VerdictSource.FromSearch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictSource.FromSearch(childComplexity), true
+	case "VerdictSource.tier":
+		if e.ComplexityRoot.VerdictSource.Tier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictSource.Tier(childComplexity), true
+	case "VerdictSource.title":
+		if e.ComplexityRoot.VerdictSource.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictSource.Title(childComplexity), true
+	case "VerdictSource.url":
+		if e.ComplexityRoot.VerdictSource.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VerdictSource.URL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -865,6 +1602,126 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_Analysis(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Analysis_id(ctx, field)
+	case "status":
+		return ec.fieldContext_Analysis_status(ctx, field)
+	case "input":
+		return ec.fieldContext_Analysis_input(ctx, field)
+	case "versions":
+		return ec.fieldContext_Analysis_versions(ctx, field)
+	case "claims":
+		return ec.fieldContext_Analysis_claims(ctx, field)
+	case "verdict":
+		return ec.fieldContext_Analysis_verdict(ctx, field)
+	case "failure":
+		return ec.fieldContext_Analysis_failure(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Analysis_createdAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_Analysis_completedAt(ctx, field)
+	case "auditTrail":
+		return ec.fieldContext_Analysis_auditTrail(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Analysis", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisClaim(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AnalysisClaim_id(ctx, field)
+	case "index":
+		return ec.fieldContext_AnalysisClaim_index(ctx, field)
+	case "text":
+		return ec.fieldContext_AnalysisClaim_text(ctx, field)
+	case "context":
+		return ec.fieldContext_AnalysisClaim_context(ctx, field)
+	case "triage":
+		return ec.fieldContext_AnalysisClaim_triage(ctx, field)
+	case "queries":
+		return ec.fieldContext_AnalysisClaim_queries(ctx, field)
+	case "sources":
+		return ec.fieldContext_AnalysisClaim_sources(ctx, field)
+	case "verdict":
+		return ec.fieldContext_AnalysisClaim_verdict(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisClaim", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisInput(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_AnalysisInput_kind(ctx, field)
+	case "url":
+		return ec.fieldContext_AnalysisInput_url(ctx, field)
+	case "title":
+		return ec.fieldContext_AnalysisInput_title(ctx, field)
+	case "platform":
+		return ec.fieldContext_AnalysisInput_platform(ctx, field)
+	case "externalId":
+		return ec.fieldContext_AnalysisInput_externalId(ctx, field)
+	case "textLength":
+		return ec.fieldContext_AnalysisInput_textLength(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisInput", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AnalysisSummary_id(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_AnalysisSummary_completedAt(ctx, field)
+	case "inputKind":
+		return ec.fieldContext_AnalysisSummary_inputKind(ctx, field)
+	case "platform":
+		return ec.fieldContext_AnalysisSummary_platform(ctx, field)
+	case "externalId":
+		return ec.fieldContext_AnalysisSummary_externalId(ctx, field)
+	case "url":
+		return ec.fieldContext_AnalysisSummary_url(ctx, field)
+	case "title":
+		return ec.fieldContext_AnalysisSummary_title(ctx, field)
+	case "label":
+		return ec.fieldContext_AnalysisSummary_label(ctx, field)
+	case "band":
+		return ec.fieldContext_AnalysisSummary_band(ctx, field)
+	case "truthPercent":
+		return ec.fieldContext_AnalysisSummary_truthPercent(ctx, field)
+	case "confidence":
+		return ec.fieldContext_AnalysisSummary_confidence(ctx, field)
+	case "summary":
+		return ec.fieldContext_AnalysisSummary_summary(ctx, field)
+	case "claimCount":
+		return ec.fieldContext_AnalysisSummary_claimCount(ctx, field)
+	case "claims":
+		return ec.fieldContext_AnalysisSummary_claims(ctx, field)
+	case "highlights":
+		return ec.fieldContext_AnalysisSummary_highlights(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisVersions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "prompts":
+		return ec.fieldContext_AnalysisVersions_prompts(ctx, field)
+	case "provider":
+		return ec.fieldContext_AnalysisVersions_provider(ctx, field)
+	case "model":
+		return ec.fieldContext_AnalysisVersions_model(ctx, field)
+	case "registry":
+		return ec.fieldContext_AnalysisVersions_registry(ctx, field)
+	case "policy":
+		return ec.fieldContext_AnalysisVersions_policy(ctx, field)
+	case "rubric":
+		return ec.fieldContext_AnalysisVersions_rubric(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisVersions", field.Name)
+}
+
 func (ec *executionContext) childFields_AssessedSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "url":
@@ -929,6 +1786,20 @@ func (ec *executionContext) childFields_ClaimAssessment(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type ClaimAssessment", field.Name)
 }
 
+func (ec *executionContext) childFields_ClaimQuery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "query":
+		return ec.fieldContext_ClaimQuery_query(ctx, field)
+	case "kind":
+		return ec.fieldContext_ClaimQuery_kind(ctx, field)
+	case "results":
+		return ec.fieldContext_ClaimQuery_results(ctx, field)
+	case "error":
+		return ec.fieldContext_ClaimQuery_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimQuery", field.Name)
+}
+
 func (ec *executionContext) childFields_ClaimSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -939,6 +1810,62 @@ func (ec *executionContext) childFields_ClaimSummary(ctx context.Context, field 
 		return ec.fieldContext_ClaimSummary_summary(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClaimSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_ClaimTriage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ClaimTriage_kind(ctx, field)
+	case "specificity":
+		return ec.fieldContext_ClaimTriage_specificity(ctx, field)
+	case "timeSensitive":
+		return ec.fieldContext_ClaimTriage_timeSensitive(ctx, field)
+	case "currentEvents":
+		return ec.fieldContext_ClaimTriage_currentEvents(ctx, field)
+	case "numeric":
+		return ec.fieldContext_ClaimTriage_numeric(ctx, field)
+	case "researched":
+		return ec.fieldContext_ClaimTriage_researched(ctx, field)
+	case "reason":
+		return ec.fieldContext_ClaimTriage_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimTriage", field.Name)
+}
+
+func (ec *executionContext) childFields_ClaimVerdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "engine":
+		return ec.fieldContext_ClaimVerdict_engine(ctx, field)
+	case "score":
+		return ec.fieldContext_ClaimVerdict_score(ctx, field)
+	case "gate4":
+		return ec.fieldContext_ClaimVerdict_gate4(ctx, field)
+	case "truthPercent":
+		return ec.fieldContext_ClaimVerdict_truthPercent(ctx, field)
+	case "confidence":
+		return ec.fieldContext_ClaimVerdict_confidence(ctx, field)
+	case "label":
+		return ec.fieldContext_ClaimVerdict_label(ctx, field)
+	case "band":
+		return ec.fieldContext_ClaimVerdict_band(ctx, field)
+	case "caps":
+		return ec.fieldContext_ClaimVerdict_caps(ctx, field)
+	case "summary":
+		return ec.fieldContext_ClaimVerdict_summary(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimVerdict", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfidenceCap(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_ConfidenceCap_rule(ctx, field)
+	case "cap":
+		return ec.fieldContext_ConfidenceCap_cap(ctx, field)
+	case "before":
+		return ec.fieldContext_ConfidenceCap_before(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfidenceCap", field.Name)
 }
 
 func (ec *executionContext) childFields_InvestigationOrigin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -979,6 +1906,40 @@ func (ec *executionContext) childFields_PostInvestigationsResult(ctx context.Con
 		return ec.fieldContext_PostInvestigationsResult_investigations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostInvestigationsResult", field.Name)
+}
+
+func (ec *executionContext) childFields_PostVerdict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "label":
+		return ec.fieldContext_PostVerdict_label(ctx, field)
+	case "band":
+		return ec.fieldContext_PostVerdict_band(ctx, field)
+	case "truthPercent":
+		return ec.fieldContext_PostVerdict_truthPercent(ctx, field)
+	case "confidence":
+		return ec.fieldContext_PostVerdict_confidence(ctx, field)
+	case "caps":
+		return ec.fieldContext_PostVerdict_caps(ctx, field)
+	case "summary":
+		return ec.fieldContext_PostVerdict_summary(ctx, field)
+	case "caveats":
+		return ec.fieldContext_PostVerdict_caveats(ctx, field)
+	case "sources":
+		return ec.fieldContext_PostVerdict_sources(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostVerdict", field.Name)
+}
+
+func (ec *executionContext) childFields_PromptVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_PromptVersion_name(ctx, field)
+	case "version":
+		return ec.fieldContext_PromptVersion_version(ctx, field)
+	case "sha256":
+		return ec.fieldContext_PromptVersion_sha256(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PromptVersion", field.Name)
 }
 
 func (ec *executionContext) childFields_PublicAuthor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1085,6 +2046,32 @@ func (ec *executionContext) childFields_PublicSource(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type PublicSource", field.Name)
 }
 
+func (ec *executionContext) childFields_QueryResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_QueryResult_url(ctx, field)
+	case "title":
+		return ec.fieldContext_QueryResult_title(ctx, field)
+	case "snippet":
+		return ec.fieldContext_QueryResult_snippet(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_QueryResult_publishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueryResult", field.Name)
+}
+
+func (ec *executionContext) childFields_SearchAnalysesResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "analyses":
+		return ec.fieldContext_SearchAnalysesResult_analyses(ctx, field)
+	case "total":
+		return ec.fieldContext_SearchAnalysesResult_total(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_SearchAnalysesResult_hasMore(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchAnalysesResult", field.Name)
+}
+
 func (ec *executionContext) childFields_SearchInvestigationSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1125,6 +2112,22 @@ func (ec *executionContext) childFields_SearchInvestigationsResult(ctx context.C
 		return ec.fieldContext_SearchInvestigationsResult_hasMore(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SearchInvestigationsResult", field.Name)
+}
+
+func (ec *executionContext) childFields_VerdictSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_VerdictSource_url(ctx, field)
+	case "title":
+		return ec.fieldContext_VerdictSource_title(ctx, field)
+	case "domain":
+		return ec.fieldContext_VerdictSource_domain(ctx, field)
+	case "tier":
+		return ec.fieldContext_VerdictSource_tier(ctx, field)
+	case "fromSearch":
+		return ec.fieldContext_VerdictSource_fromSearch(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VerdictSource", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1257,6 +2260,42 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_analysis_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_postAnalyses_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "platform",
+		func(ctx context.Context, v any) (Platform, error) {
+			return ec.unmarshalNPlatform2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPlatform(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["platform"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_postInvestigations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1328,6 +2367,44 @@ func (ec *executionContext) field_Query_publicMetrics_args(ctx context.Context, 
 		return nil, err
 	}
 	args["windowEnd"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_searchAnalyses_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "label",
+		func(ctx context.Context, v any) (*VerdictLabel, error) {
+			return ec.unmarshalOVerdictLabel2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["label"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg3
 	return args, nil
 }
 
@@ -1468,6 +2545,1122 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Analysis_id(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Analysis_status(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v AnalysisStatus) graphql.Marshaler {
+			return ec.marshalNAnalysisStatus2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, errors.New("field of type AnalysisStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Analysis_input(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_input(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Input, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AnalysisInput) graphql.Marshaler {
+			return ec.marshalNAnalysisInput2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisInput(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Analysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisInput(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Analysis_versions(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_versions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Versions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AnalysisVersions) graphql.Marshaler {
+			return ec.marshalNAnalysisVersions2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisVersions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_versions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Analysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisVersions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Analysis_claims(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_claims(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Claims, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []AnalysisClaim) graphql.Marshaler {
+			return ec.marshalNAnalysisClaim2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisClaimᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_claims(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Analysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisClaim(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Analysis_verdict(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *PostVerdict) graphql.Marshaler {
+			return ec.marshalOPostVerdict2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPostVerdict(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Analysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostVerdict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Analysis_failure(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_failure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_failure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Analysis_createdAt(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Analysis_completedAt(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Analysis_auditTrail(ctx context.Context, field graphql.CollectedField, obj *Analysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_auditTrail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Analysis().AuditTrail(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_auditTrail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisClaim_id(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisClaim", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisClaim_index(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_index(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Index, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_index(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisClaim", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisClaim_text(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisClaim", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisClaim_context(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_context(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Context, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_context(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisClaim", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisClaim_triage(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_triage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Triage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ClaimTriage) graphql.Marshaler {
+			return ec.marshalOClaimTriage2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimTriage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_triage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnalysisClaim",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimTriage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnalysisClaim_queries(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_queries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Queries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []ClaimQuery) graphql.Marshaler {
+			return ec.marshalNClaimQuery2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimQueryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_queries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnalysisClaim",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimQuery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnalysisClaim_sources(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []AssessedSource) graphql.Marshaler {
+			return ec.marshalNAssessedSource2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessedSourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnalysisClaim",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AssessedSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnalysisClaim_verdict(ctx context.Context, field graphql.CollectedField, obj *AnalysisClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisClaim_verdict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verdict, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ClaimVerdict) graphql.Marshaler {
+			return ec.marshalOClaimVerdict2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimVerdict(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisClaim_verdict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnalysisClaim",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimVerdict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnalysisInput_kind(ctx context.Context, field graphql.CollectedField, obj *AnalysisInput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisInput_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisInput_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisInput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisInput_url(ctx context.Context, field graphql.CollectedField, obj *AnalysisInput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisInput_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisInput_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisInput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisInput_title(ctx context.Context, field graphql.CollectedField, obj *AnalysisInput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisInput_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisInput_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisInput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisInput_platform(ctx context.Context, field graphql.CollectedField, obj *AnalysisInput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisInput_platform(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Platform, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *Platform) graphql.Marshaler {
+			return ec.marshalOPlatform2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPlatform(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisInput_platform(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisInput", field, false, false, errors.New("field of type Platform does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisInput_externalId(ctx context.Context, field graphql.CollectedField, obj *AnalysisInput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisInput_externalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisInput_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisInput", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisInput_textLength(ctx context.Context, field graphql.CollectedField, obj *AnalysisInput) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisInput_textLength(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TextLength, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisInput_textLength(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisInput", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_id(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_completedAt(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_inputKind(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_inputKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_inputKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_platform(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_platform(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Platform, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *Platform) graphql.Marshaler {
+			return ec.marshalOPlatform2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPlatform(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_platform(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type Platform does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_externalId(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_externalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_url(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_title(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_label(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v VerdictLabel) graphql.Marshaler {
+			return ec.marshalNVerdictLabel2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type VerdictLabel does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_band(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_band(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Band, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_band(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_truthPercent(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_truthPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TruthPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_truthPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_confidence(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_summary(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_claimCount(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_claimCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_claimCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_claims(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_claims(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Claims, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_claims(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisSummary_highlights(ctx context.Context, field graphql.CollectedField, obj *AnalysisSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisSummary_highlights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Highlights, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisSummary_highlights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisVersions_prompts(ctx context.Context, field graphql.CollectedField, obj *AnalysisVersions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisVersions_prompts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prompts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []PromptVersion) graphql.Marshaler {
+			return ec.marshalNPromptVersion2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPromptVersionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisVersions_prompts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnalysisVersions",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PromptVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnalysisVersions_provider(ctx context.Context, field graphql.CollectedField, obj *AnalysisVersions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisVersions_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisVersions_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisVersions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisVersions_model(ctx context.Context, field graphql.CollectedField, obj *AnalysisVersions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisVersions_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisVersions_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisVersions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisVersions_registry(ctx context.Context, field graphql.CollectedField, obj *AnalysisVersions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisVersions_registry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Registry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisVersions_registry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisVersions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisVersions_policy(ctx context.Context, field graphql.CollectedField, obj *AnalysisVersions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisVersions_policy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Policy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisVersions_policy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisVersions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisVersions_rubric(ctx context.Context, field graphql.CollectedField, obj *AnalysisVersions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisVersions_rubric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rubric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisVersions_rubric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisVersions", field, false, false, errors.New("field of type String does not have child fields"))
+}
 
 func (ec *executionContext) _AssessedSource_url(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -2016,6 +4209,107 @@ func (ec *executionContext) fieldContext_ClaimAssessment_sources(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _ClaimQuery_query(ctx context.Context, field graphql.CollectedField, obj *ClaimQuery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimQuery_query(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Query, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimQuery_query(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimQuery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimQuery_kind(ctx context.Context, field graphql.CollectedField, obj *ClaimQuery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimQuery_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimQuery_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimQuery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimQuery_results(ctx context.Context, field graphql.CollectedField, obj *ClaimQuery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimQuery_results(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Results, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []QueryResult) graphql.Marshaler {
+			return ec.marshalNQueryResult2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐQueryResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimQuery_results(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimQuery",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueryResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimQuery_error(ctx context.Context, field graphql.CollectedField, obj *ClaimQuery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimQuery_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimQuery_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimQuery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ClaimSummary_id(ctx context.Context, field graphql.CollectedField, obj *ClaimSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2083,6 +4377,452 @@ func (ec *executionContext) _ClaimSummary_summary(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ClaimSummary_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClaimSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimTriage_kind(ctx context.Context, field graphql.CollectedField, obj *ClaimTriage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTriage_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v TriageKind) graphql.Marshaler {
+			return ec.marshalNTriageKind2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐTriageKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTriage_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTriage", field, false, false, errors.New("field of type TriageKind does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimTriage_specificity(ctx context.Context, field graphql.CollectedField, obj *ClaimTriage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTriage_specificity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Specificity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTriage_specificity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTriage", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimTriage_timeSensitive(ctx context.Context, field graphql.CollectedField, obj *ClaimTriage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTriage_timeSensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeSensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTriage_timeSensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTriage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimTriage_currentEvents(ctx context.Context, field graphql.CollectedField, obj *ClaimTriage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTriage_currentEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentEvents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTriage_currentEvents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTriage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimTriage_numeric(ctx context.Context, field graphql.CollectedField, obj *ClaimTriage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTriage_numeric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Numeric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTriage_numeric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTriage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimTriage_researched(ctx context.Context, field graphql.CollectedField, obj *ClaimTriage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTriage_researched(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Researched, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTriage_researched(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTriage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimTriage_reason(ctx context.Context, field graphql.CollectedField, obj *ClaimTriage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTriage_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTriage_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTriage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_engine(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_engine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Engine, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *EvidenceVerdict) graphql.Marshaler {
+			return ec.marshalOEvidenceVerdict2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceVerdict(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_engine(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type EvidenceVerdict does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_score(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_gate4(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_gate4(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gate4, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *EvidenceSufficiency) graphql.Marshaler {
+			return ec.marshalOEvidenceSufficiency2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceSufficiency(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_gate4(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type EvidenceSufficiency does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_truthPercent(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_truthPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TruthPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_truthPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_confidence(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_label(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v VerdictLabel) graphql.Marshaler {
+			return ec.marshalNVerdictLabel2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type VerdictLabel does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_band(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_band(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Band, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_band(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimVerdict_caps(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_caps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Caps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []ConfidenceCap) graphql.Marshaler {
+			return ec.marshalNConfidenceCap2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfidenceCapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_caps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimVerdict",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfidenceCap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimVerdict_summary(ctx context.Context, field graphql.CollectedField, obj *ClaimVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimVerdict_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimVerdict_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimVerdict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfidenceCap_rule(ctx context.Context, field graphql.CollectedField, obj *ConfidenceCap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfidenceCap_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfidenceCap_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfidenceCap", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfidenceCap_cap(ctx context.Context, field graphql.CollectedField, obj *ConfidenceCap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfidenceCap_cap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfidenceCap_cap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfidenceCap", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfidenceCap_before(ctx context.Context, field graphql.CollectedField, obj *ConfidenceCap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfidenceCap_before(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Before, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfidenceCap_before(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfidenceCap", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _InvestigationOrigin_provenance(ctx context.Context, field graphql.CollectedField, obj *InvestigationOrigin) (ret graphql.Marshaler) {
@@ -2372,6 +5112,277 @@ func (ec *executionContext) fieldContext_PostInvestigationsResult_investigations
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PostVerdict_label(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v VerdictLabel) graphql.Marshaler {
+			return ec.marshalNVerdictLabel2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostVerdict", field, false, false, errors.New("field of type VerdictLabel does not have child fields"))
+}
+
+func (ec *executionContext) _PostVerdict_band(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_band(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Band, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_band(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostVerdict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostVerdict_truthPercent(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_truthPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TruthPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_truthPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostVerdict", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PostVerdict_confidence(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_confidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_confidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostVerdict", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PostVerdict_caps(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_caps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Caps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []ConfidenceCap) graphql.Marshaler {
+			return ec.marshalNConfidenceCap2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfidenceCapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_caps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostVerdict",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfidenceCap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostVerdict_summary(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostVerdict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostVerdict_caveats(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_caveats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Caveats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_caveats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostVerdict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostVerdict_sources(ctx context.Context, field graphql.CollectedField, obj *PostVerdict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostVerdict_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []VerdictSource) graphql.Marshaler {
+			return ec.marshalNVerdictSource2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictSourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostVerdict_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostVerdict",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VerdictSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PromptVersion_name(ctx context.Context, field graphql.CollectedField, obj *PromptVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PromptVersion_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PromptVersion_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PromptVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PromptVersion_version(ctx context.Context, field graphql.CollectedField, obj *PromptVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PromptVersion_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PromptVersion_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PromptVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PromptVersion_sha256(ctx context.Context, field graphql.CollectedField, obj *PromptVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PromptVersion_sha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sha256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PromptVersion_sha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PromptVersion", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _PublicAuthor_id(ctx context.Context, field graphql.CollectedField, obj *PublicAuthor) (ret graphql.Marshaler) {
@@ -3326,6 +6337,138 @@ func (ec *executionContext) fieldContext_Query_publicMetrics(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_analysis(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_analysis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Analysis(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *Analysis) graphql.Marshaler {
+			return ec.marshalOAnalysis2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysis(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_analysis(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Analysis(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_analysis_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_postAnalyses(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_postAnalyses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PostAnalyses(ctx, fc.Args["platform"].(Platform), fc.Args["externalId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []Analysis) graphql.Marshaler {
+			return ec.marshalNAnalysis2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_postAnalyses(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Analysis(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_postAnalyses_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_searchAnalyses(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_searchAnalyses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SearchAnalyses(ctx, fc.Args["query"].(*string), fc.Args["label"].(*VerdictLabel), fc.Args["limit"].(*int), fc.Args["offset"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *SearchAnalysesResult) graphql.Marshaler {
+			return ec.marshalNSearchAnalysesResult2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐSearchAnalysesResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_searchAnalyses(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchAnalysesResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_searchAnalyses_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3400,6 +6543,176 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _QueryResult_url(ctx context.Context, field graphql.CollectedField, obj *QueryResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryResult_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryResult_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueryResult_title(ctx context.Context, field graphql.CollectedField, obj *QueryResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryResult_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryResult_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueryResult_snippet(ctx context.Context, field graphql.CollectedField, obj *QueryResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryResult_snippet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Snippet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryResult_snippet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueryResult_publishedAt(ctx context.Context, field graphql.CollectedField, obj *QueryResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryResult_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueryResult_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchAnalysesResult_analyses(ctx context.Context, field graphql.CollectedField, obj *SearchAnalysesResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchAnalysesResult_analyses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Analyses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []AnalysisSummary) graphql.Marshaler {
+			return ec.marshalNAnalysisSummary2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisSummaryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchAnalysesResult_analyses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchAnalysesResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchAnalysesResult_total(ctx context.Context, field graphql.CollectedField, obj *SearchAnalysesResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchAnalysesResult_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchAnalysesResult_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchAnalysesResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchAnalysesResult_hasMore(ctx context.Context, field graphql.CollectedField, obj *SearchAnalysesResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchAnalysesResult_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchAnalysesResult_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchAnalysesResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _SearchInvestigationSummary_id(ctx context.Context, field graphql.CollectedField, obj *SearchInvestigationSummary) (ret graphql.Marshaler) {
@@ -3781,6 +7094,121 @@ func (ec *executionContext) _SearchInvestigationsResult_hasMore(ctx context.Cont
 }
 func (ec *executionContext) fieldContext_SearchInvestigationsResult_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchInvestigationsResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictSource_url(ctx context.Context, field graphql.CollectedField, obj *VerdictSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictSource_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictSource_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictSource_title(ctx context.Context, field graphql.CollectedField, obj *VerdictSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictSource_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictSource_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictSource_domain(ctx context.Context, field graphql.CollectedField, obj *VerdictSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictSource_domain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictSource_domain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictSource_tier(ctx context.Context, field graphql.CollectedField, obj *VerdictSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictSource_tier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictSource_tier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictSource", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _VerdictSource_fromSearch(ctx context.Context, field graphql.CollectedField, obj *VerdictSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VerdictSource_fromSearch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromSearch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VerdictSource_fromSearch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VerdictSource", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4850,6 +8278,429 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** object.gotpl ****************************
 
+var analysisImplementors = []string{"Analysis"}
+
+func (ec *executionContext) _Analysis(ctx context.Context, sel ast.SelectionSet, obj *Analysis) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Analysis")
+		case "id":
+			out.Values[i] = ec._Analysis_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Analysis_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "input":
+			out.Values[i] = ec._Analysis_input(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "versions":
+			out.Values[i] = ec._Analysis_versions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "claims":
+			out.Values[i] = ec._Analysis_claims(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "verdict":
+			out.Values[i] = ec._Analysis_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failure":
+			out.Values[i] = ec._Analysis_failure(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Analysis_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._Analysis_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "auditTrail":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Analysis_auditTrail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var analysisClaimImplementors = []string{"AnalysisClaim"}
+
+func (ec *executionContext) _AnalysisClaim(ctx context.Context, sel ast.SelectionSet, obj *AnalysisClaim) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisClaimImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisClaim")
+		case "id":
+			out.Values[i] = ec._AnalysisClaim_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "index":
+			out.Values[i] = ec._AnalysisClaim_index(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._AnalysisClaim_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "context":
+			out.Values[i] = ec._AnalysisClaim_context(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "triage":
+			out.Values[i] = ec._AnalysisClaim_triage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "queries":
+			out.Values[i] = ec._AnalysisClaim_queries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sources":
+			out.Values[i] = ec._AnalysisClaim_sources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "verdict":
+			out.Values[i] = ec._AnalysisClaim_verdict(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var analysisInputImplementors = []string{"AnalysisInput"}
+
+func (ec *executionContext) _AnalysisInput(ctx context.Context, sel ast.SelectionSet, obj *AnalysisInput) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisInputImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisInput")
+		case "kind":
+			out.Values[i] = ec._AnalysisInput_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._AnalysisInput_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._AnalysisInput_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "platform":
+			out.Values[i] = ec._AnalysisInput_platform(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "externalId":
+			out.Values[i] = ec._AnalysisInput_externalId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "textLength":
+			out.Values[i] = ec._AnalysisInput_textLength(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var analysisSummaryImplementors = []string{"AnalysisSummary"}
+
+func (ec *executionContext) _AnalysisSummary(ctx context.Context, sel ast.SelectionSet, obj *AnalysisSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisSummary")
+		case "id":
+			out.Values[i] = ec._AnalysisSummary_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completedAt":
+			out.Values[i] = ec._AnalysisSummary_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inputKind":
+			out.Values[i] = ec._AnalysisSummary_inputKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platform":
+			out.Values[i] = ec._AnalysisSummary_platform(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "externalId":
+			out.Values[i] = ec._AnalysisSummary_externalId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._AnalysisSummary_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._AnalysisSummary_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._AnalysisSummary_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "band":
+			out.Values[i] = ec._AnalysisSummary_band(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truthPercent":
+			out.Values[i] = ec._AnalysisSummary_truthPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._AnalysisSummary_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._AnalysisSummary_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimCount":
+			out.Values[i] = ec._AnalysisSummary_claimCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claims":
+			out.Values[i] = ec._AnalysisSummary_claims(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "highlights":
+			out.Values[i] = ec._AnalysisSummary_highlights(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var analysisVersionsImplementors = []string{"AnalysisVersions"}
+
+func (ec *executionContext) _AnalysisVersions(ctx context.Context, sel ast.SelectionSet, obj *AnalysisVersions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisVersionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisVersions")
+		case "prompts":
+			out.Values[i] = ec._AnalysisVersions_prompts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._AnalysisVersions_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._AnalysisVersions_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registry":
+			out.Values[i] = ec._AnalysisVersions_registry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "policy":
+			out.Values[i] = ec._AnalysisVersions_policy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rubric":
+			out.Values[i] = ec._AnalysisVersions_rubric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var assessedSourceImplementors = []string{"AssessedSource"}
 
 func (ec *executionContext) _AssessedSource(ctx context.Context, sel ast.SelectionSet, obj *AssessedSource) graphql.Marshaler {
@@ -5064,6 +8915,59 @@ func (ec *executionContext) _ClaimAssessment(ctx context.Context, sel ast.Select
 	return out
 }
 
+var claimQueryImplementors = []string{"ClaimQuery"}
+
+func (ec *executionContext) _ClaimQuery(ctx context.Context, sel ast.SelectionSet, obj *ClaimQuery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimQueryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimQuery")
+		case "query":
+			out.Values[i] = ec._ClaimQuery_query(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ClaimQuery_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "results":
+			out.Values[i] = ec._ClaimQuery_results(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._ClaimQuery_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var claimSummaryImplementors = []string{"ClaimSummary"}
 
 func (ec *executionContext) _ClaimSummary(ctx context.Context, sel ast.SelectionSet, obj *ClaimSummary) graphql.Marshaler {
@@ -5088,6 +8992,200 @@ func (ec *executionContext) _ClaimSummary(ctx context.Context, sel ast.Selection
 			}
 		case "summary":
 			out.Values[i] = ec._ClaimSummary_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var claimTriageImplementors = []string{"ClaimTriage"}
+
+func (ec *executionContext) _ClaimTriage(ctx context.Context, sel ast.SelectionSet, obj *ClaimTriage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimTriageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimTriage")
+		case "kind":
+			out.Values[i] = ec._ClaimTriage_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "specificity":
+			out.Values[i] = ec._ClaimTriage_specificity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timeSensitive":
+			out.Values[i] = ec._ClaimTriage_timeSensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currentEvents":
+			out.Values[i] = ec._ClaimTriage_currentEvents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "numeric":
+			out.Values[i] = ec._ClaimTriage_numeric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "researched":
+			out.Values[i] = ec._ClaimTriage_researched(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ClaimTriage_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var claimVerdictImplementors = []string{"ClaimVerdict"}
+
+func (ec *executionContext) _ClaimVerdict(ctx context.Context, sel ast.SelectionSet, obj *ClaimVerdict) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimVerdictImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimVerdict")
+		case "engine":
+			out.Values[i] = ec._ClaimVerdict_engine(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._ClaimVerdict_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gate4":
+			out.Values[i] = ec._ClaimVerdict_gate4(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "truthPercent":
+			out.Values[i] = ec._ClaimVerdict_truthPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._ClaimVerdict_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._ClaimVerdict_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "band":
+			out.Values[i] = ec._ClaimVerdict_band(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "caps":
+			out.Values[i] = ec._ClaimVerdict_caps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._ClaimVerdict_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var confidenceCapImplementors = []string{"ConfidenceCap"}
+
+func (ec *executionContext) _ConfidenceCap(ctx context.Context, sel ast.SelectionSet, obj *ConfidenceCap) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, confidenceCapImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfidenceCap")
+		case "rule":
+			out.Values[i] = ec._ConfidenceCap_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cap":
+			out.Values[i] = ec._ConfidenceCap_cap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "before":
+			out.Values[i] = ec._ConfidenceCap_before(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -5275,6 +9373,127 @@ func (ec *executionContext) _PostInvestigationsResult(ctx context.Context, sel a
 			}
 		case "investigations":
 			out.Values[i] = ec._PostInvestigationsResult_investigations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var postVerdictImplementors = []string{"PostVerdict"}
+
+func (ec *executionContext) _PostVerdict(ctx context.Context, sel ast.SelectionSet, obj *PostVerdict) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postVerdictImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostVerdict")
+		case "label":
+			out.Values[i] = ec._PostVerdict_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "band":
+			out.Values[i] = ec._PostVerdict_band(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truthPercent":
+			out.Values[i] = ec._PostVerdict_truthPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidence":
+			out.Values[i] = ec._PostVerdict_confidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "caps":
+			out.Values[i] = ec._PostVerdict_caps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._PostVerdict_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "caveats":
+			out.Values[i] = ec._PostVerdict_caveats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sources":
+			out.Values[i] = ec._PostVerdict_sources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var promptVersionImplementors = []string{"PromptVersion"}
+
+func (ec *executionContext) _PromptVersion(ctx context.Context, sel ast.SelectionSet, obj *PromptVersion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, promptVersionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PromptVersion")
+		case "name":
+			out.Values[i] = ec._PromptVersion_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._PromptVersion_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sha256":
+			out.Values[i] = ec._PromptVersion_sha256(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -5892,6 +10111,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "analysis":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_analysis(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "postAnalyses":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_postAnalyses(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "searchAnalyses":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_searchAnalyses(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -5905,6 +10190,107 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queryResultImplementors = []string{"QueryResult"}
+
+func (ec *executionContext) _QueryResult(ctx context.Context, sel ast.SelectionSet, obj *QueryResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queryResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueryResult")
+		case "url":
+			out.Values[i] = ec._QueryResult_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._QueryResult_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "snippet":
+			out.Values[i] = ec._QueryResult_snippet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishedAt":
+			out.Values[i] = ec._QueryResult_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var searchAnalysesResultImplementors = []string{"SearchAnalysesResult"}
+
+func (ec *executionContext) _SearchAnalysesResult(ctx context.Context, sel ast.SelectionSet, obj *SearchAnalysesResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchAnalysesResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchAnalysesResult")
+		case "analyses":
+			out.Values[i] = ec._SearchAnalysesResult_analyses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SearchAnalysesResult_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._SearchAnalysesResult_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -6044,6 +10430,64 @@ func (ec *executionContext) _SearchInvestigationsResult(ctx context.Context, sel
 			}
 		case "hasMore":
 			out.Values[i] = ec._SearchInvestigationsResult_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var verdictSourceImplementors = []string{"VerdictSource"}
+
+func (ec *executionContext) _VerdictSource(ctx context.Context, sel ast.SelectionSet, obj *VerdictSource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, verdictSourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VerdictSource")
+		case "url":
+			out.Values[i] = ec._VerdictSource_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._VerdictSource_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domain":
+			out.Values[i] = ec._VerdictSource_domain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tier":
+			out.Values[i] = ec._VerdictSource_tier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromSearch":
+			out.Values[i] = ec._VerdictSource_fromSearch(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6460,6 +10904,96 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAnalysis2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysis(ctx context.Context, sel ast.SelectionSet, v Analysis) graphql.Marshaler {
+	return ec._Analysis(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysis2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisᚄ(ctx context.Context, sel ast.SelectionSet, v []Analysis) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysis2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysis(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnalysisClaim2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisClaim(ctx context.Context, sel ast.SelectionSet, v AnalysisClaim) graphql.Marshaler {
+	return ec._AnalysisClaim(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysisClaim2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisClaimᚄ(ctx context.Context, sel ast.SelectionSet, v []AnalysisClaim) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysisClaim2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisClaim(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnalysisInput2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisInput(ctx context.Context, sel ast.SelectionSet, v *AnalysisInput) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnalysisInput(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAnalysisStatus2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisStatus(ctx context.Context, v any) (AnalysisStatus, error) {
+	var res AnalysisStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnalysisStatus2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisStatus(ctx context.Context, sel ast.SelectionSet, v AnalysisStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNAnalysisSummary2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisSummary(ctx context.Context, sel ast.SelectionSet, v AnalysisSummary) graphql.Marshaler {
+	return ec._AnalysisSummary(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysisSummary2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisSummaryᚄ(ctx context.Context, sel ast.SelectionSet, v []AnalysisSummary) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysisSummary2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisSummary(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnalysisVersions2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisVersions(ctx context.Context, sel ast.SelectionSet, v *AnalysisVersions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnalysisVersions(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAssessedSource2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessedSource(ctx context.Context, sel ast.SelectionSet, v AssessedSource) graphql.Marshaler {
 	return ec._AssessedSource(ctx, sel, &v)
 }
@@ -6506,6 +11040,26 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNClaimQuery2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimQuery(ctx context.Context, sel ast.SelectionSet, v ClaimQuery) graphql.Marshaler {
+	return ec._ClaimQuery(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClaimQuery2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimQueryᚄ(ctx context.Context, sel ast.SelectionSet, v []ClaimQuery) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClaimQuery2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimQuery(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNClaimSummary2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimSummary(ctx context.Context, sel ast.SelectionSet, v ClaimSummary) graphql.Marshaler {
 	return ec._ClaimSummary(ctx, sel, &v)
 }
@@ -6515,6 +11069,26 @@ func (ec *executionContext) marshalNClaimSummary2ᚕgithubᚗcomᚋerrataᚑdev�
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNClaimSummary2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimSummary(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConfidenceCap2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfidenceCap(ctx context.Context, sel ast.SelectionSet, v ConfidenceCap) graphql.Marshaler {
+	return ec._ConfidenceCap(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfidenceCap2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfidenceCapᚄ(ctx context.Context, sel ast.SelectionSet, v []ConfidenceCap) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfidenceCap2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfidenceCap(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -6670,6 +11244,26 @@ func (ec *executionContext) marshalNPostInvestigationsResult2ᚖgithubᚗcomᚋe
 	return ec._PostInvestigationsResult(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPromptVersion2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPromptVersion(ctx context.Context, sel ast.SelectionSet, v PromptVersion) graphql.Marshaler {
+	return ec._PromptVersion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPromptVersion2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPromptVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []PromptVersion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPromptVersion2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPromptVersion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPublicClaim2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPublicClaim(ctx context.Context, sel ast.SelectionSet, v PublicClaim) graphql.Marshaler {
 	return ec._PublicClaim(ctx, sel, &v)
 }
@@ -6740,6 +11334,36 @@ func (ec *executionContext) marshalNPublicSource2ᚕgithubᚗcomᚋerrataᚑdev�
 	return ret
 }
 
+func (ec *executionContext) marshalNQueryResult2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐQueryResult(ctx context.Context, sel ast.SelectionSet, v QueryResult) graphql.Marshaler {
+	return ec._QueryResult(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNQueryResult2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐQueryResultᚄ(ctx context.Context, sel ast.SelectionSet, v []QueryResult) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueryResult2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐQueryResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSearchAnalysesResult2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐSearchAnalysesResult(ctx context.Context, sel ast.SelectionSet, v *SearchAnalysesResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SearchAnalysesResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSearchInvestigationSummary2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐSearchInvestigationSummary(ctx context.Context, sel ast.SelectionSet, v SearchInvestigationSummary) graphql.Marshaler {
 	return ec._SearchInvestigationSummary(ctx, sel, &v)
 }
@@ -6805,6 +11429,46 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	for i := range v {
 		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
 	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNTriageKind2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐTriageKind(ctx context.Context, v any) (TriageKind, error) {
+	var res TriageKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTriageKind2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐTriageKind(ctx context.Context, sel ast.SelectionSet, v TriageKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNVerdictLabel2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx context.Context, v any) (VerdictLabel, error) {
+	var res VerdictLabel
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNVerdictLabel2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx context.Context, sel ast.SelectionSet, v VerdictLabel) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNVerdictSource2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictSource(ctx context.Context, sel ast.SelectionSet, v VerdictSource) graphql.Marshaler {
+	return ec._VerdictSource(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNVerdictSource2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictSourceᚄ(ctx context.Context, sel ast.SelectionSet, v []VerdictSource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVerdictSource2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictSource(ctx, sel, v[i])
+	})
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -6955,6 +11619,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOAnalysis2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysis(ctx context.Context, sel ast.SelectionSet, v *Analysis) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Analysis(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -6992,6 +11663,20 @@ func (ec *executionContext) marshalOClaimAssessment2ᚖgithubᚗcomᚋerrataᚑd
 	return ec._ClaimAssessment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOClaimTriage2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimTriage(ctx context.Context, sel ast.SelectionSet, v *ClaimTriage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClaimTriage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOClaimVerdict2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimVerdict(ctx context.Context, sel ast.SelectionSet, v *ClaimVerdict) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClaimVerdict(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOContentProvenance2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐContentProvenance(ctx context.Context, v any) (*ContentProvenance, error) {
 	if v == nil {
 		return nil, nil
@@ -7024,6 +11709,38 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOEvidenceSufficiency2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceSufficiency(ctx context.Context, v any) (*EvidenceSufficiency, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(EvidenceSufficiency)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOEvidenceSufficiency2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceSufficiency(ctx context.Context, sel ast.SelectionSet, v *EvidenceSufficiency) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOEvidenceVerdict2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceVerdict(ctx context.Context, v any) (*EvidenceVerdict, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(EvidenceVerdict)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOEvidenceVerdict2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceVerdict(ctx context.Context, sel ast.SelectionSet, v *EvidenceVerdict) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -7094,6 +11811,13 @@ func (ec *executionContext) marshalOPlatform2ᚖgithubᚗcomᚋerrataᚑdevᚋer
 	return v
 }
 
+func (ec *executionContext) marshalOPostVerdict2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPostVerdict(ctx context.Context, sel ast.SelectionSet, v *PostVerdict) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PostVerdict(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPublicAuthor2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐPublicAuthor(ctx context.Context, sel ast.SelectionSet, v *PublicAuthor) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -7131,6 +11855,22 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOVerdictLabel2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx context.Context, v any) (*VerdictLabel, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(VerdictLabel)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOVerdictLabel2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐVerdictLabel(ctx context.Context, sel ast.SelectionSet, v *VerdictLabel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -51,8 +51,12 @@ const (
 // and authors are loaded by the request's batching loaders (at most one
 // batch of each per store field, 200 keys a batch) and are not counted.
 var storeFields = map[string]map[string]bool{
-	"Query":               {"publicInvestigation": true, "postInvestigations": true, "searchInvestigations": true, "publicMetrics": true},
+	"Query": {"publicInvestigation": true, "postInvestigations": true, "searchInvestigations": true, "publicMetrics": true,
+		"analysis": true, "postAnalyses": true, "searchAnalyses": true},
 	"PublicInvestigation": {"auditTrail": true},
+	// An analysis's audit trail is batched across the analyses of a
+	// request (at most one query per 200), like claims and authors.
+	"Analysis": {"auditTrail": true},
 }
 
 // Error codes of refused operations (extensions.code). Refusals are HTTP
@@ -134,7 +138,8 @@ func (storeFieldLimit) MutateOperationContext(_ context.Context, oc *gqlgen.Oper
 	}
 	if n := countStoreFields(oc.Operation.SelectionSet, oc.Doc, map[string]bool{}); n > MaxStoreFields {
 		return refused(gqlerror.Errorf("the operation selects %d fields that read a store (publicInvestigation, postInvestigations, "+
-			"searchInvestigations, publicMetrics, auditTrail, aliases included); at most %d are allowed", n, MaxStoreFields), codeTooManyStoreFields)
+			"searchInvestigations, publicMetrics, analysis, postAnalyses, searchAnalyses, auditTrail, aliases included); at most %d are allowed",
+			n, MaxStoreFields), codeTooManyStoreFields)
 	}
 	return nil
 }

@@ -10,6 +10,82 @@ import (
 	"time"
 )
 
+// Errata extension: a verdict analysis of a whole post or submission, in any state: the job JSON of GET /api/v1/analyses/{id}, field for field.
+type Analysis struct {
+	ID     string         `json:"id"`
+	Status AnalysisStatus `json:"status"`
+	Input  *AnalysisInput `json:"input"`
+	// The versions the current attempt ran with (empty until an attempt starts).
+	Versions *AnalysisVersions `json:"versions"`
+	// The claims of the current attempt (the completed one, else the latest), in extraction order.
+	Claims []AnalysisClaim `json:"claims"`
+	// The verdict for the whole post or submission; null until given.
+	Verdict *PostVerdict `json:"verdict,omitempty"`
+	// Why a FAILED analysis failed; else null.
+	Failure     *string    `json:"failure,omitempty"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	CompletedAt *time.Time `json:"completedAt,omitempty"`
+	// The analysis's trail from the log (requests, attempts with prompt versions and hashes, models, exchanges, claims, triage, queries, sources, verdicts and caps, how each attempt ended), without the exact provider bodies, requester hashes or worker names.
+	AuditTrail RawJSON `json:"auditTrail,omitempty"`
+}
+
+// Errata extension: one claim extracted from an analysed text, with what happened to it.
+type AnalysisClaim struct {
+	ID      string `json:"id"`
+	Index   int    `json:"index"`
+	Text    string `json:"text"`
+	Context string `json:"context"`
+	// Gate 1's decision; null until made.
+	Triage  *ClaimTriage     `json:"triage,omitempty"`
+	Queries []ClaimQuery     `json:"queries"`
+	Sources []AssessedSource `json:"sources"`
+	Verdict *ClaimVerdict    `json:"verdict,omitempty"`
+}
+
+// Errata extension: what an analysis reads. platform and externalId are set for posts only.
+type AnalysisInput struct {
+	// POST, TEXT or URL.
+	Kind       string    `json:"kind"`
+	URL        *string   `json:"url,omitempty"`
+	Title      *string   `json:"title,omitempty"`
+	Platform   *Platform `json:"platform,omitempty"`
+	ExternalID *string   `json:"externalId,omitempty"`
+	// Characters of the analysed text.
+	TextLength int `json:"textLength"`
+}
+
+// Errata extension: a COMPLETE analysis on a search result.
+type AnalysisSummary struct {
+	ID          string    `json:"id"`
+	CompletedAt time.Time `json:"completedAt"`
+	// POST, TEXT or URL.
+	InputKind    string       `json:"inputKind"`
+	Platform     *Platform    `json:"platform,omitempty"`
+	ExternalID   *string      `json:"externalId,omitempty"`
+	URL          *string      `json:"url,omitempty"`
+	Title        *string      `json:"title,omitempty"`
+	Label        VerdictLabel `json:"label"`
+	Band         string       `json:"band"`
+	TruthPercent int          `json:"truthPercent"`
+	Confidence   int          `json:"confidence"`
+	Summary      string       `json:"summary"`
+	ClaimCount   int          `json:"claimCount"`
+	// The claims' texts.
+	Claims []string `json:"claims"`
+	// Matching snippets; matched words are wrapped in <mark>...</mark> and all other text is HTML-escaped.
+	Highlights []string `json:"highlights"`
+}
+
+// Errata extension: the versions of an analysis attempt.
+type AnalysisVersions struct {
+	Prompts  []PromptVersion `json:"prompts"`
+	Provider string          `json:"provider"`
+	Model    string          `json:"model"`
+	Registry string          `json:"registry"`
+	Policy   string          `json:"policy"`
+	Rubric   string          `json:"rubric"`
+}
+
 // Errata extension: a source the engine read, with its tier and stance.
 type AssessedSource struct {
 	URL string `json:"url"`
@@ -54,11 +130,56 @@ type ClaimAssessment struct {
 	Sources     []AssessedSource    `json:"sources"`
 }
 
+// Errata extension: one search query for a claim and its top results.
+type ClaimQuery struct {
+	Query string `json:"query"`
+	// keyword or timeline.
+	Kind    string        `json:"kind"`
+	Results []QueryResult `json:"results"`
+	// Why the search failed; else null.
+	Error *string `json:"error,omitempty"`
+}
+
 // Errata extension: a claim's short form on a search result.
 type ClaimSummary struct {
 	ID      string `json:"id"`
 	Text    string `json:"text"`
 	Summary string `json:"summary"`
+}
+
+// Errata extension: FactHarbor's Gate 1 on a claim.
+type ClaimTriage struct {
+	Kind          TriageKind `json:"kind"`
+	Specificity   float64    `json:"specificity"`
+	TimeSensitive bool       `json:"timeSensitive"`
+	CurrentEvents bool       `json:"currentEvents"`
+	Numeric       bool       `json:"numeric"`
+	// Whether the claim was researched (factual and specific enough).
+	Researched bool   `json:"researched"`
+	Reason     string `json:"reason"`
+}
+
+// Errata extension: a claim's verdict: the evidence engine's (null when the claim was not researched) and the truth percentage, confidence, labels and caps derived from it.
+type ClaimVerdict struct {
+	Engine       *EvidenceVerdict     `json:"engine,omitempty"`
+	Score        int                  `json:"score"`
+	Gate4        *EvidenceSufficiency `json:"gate4,omitempty"`
+	TruthPercent int                  `json:"truthPercent"`
+	// 0-100, after the rubric's caps.
+	Confidence int          `json:"confidence"`
+	Label      VerdictLabel `json:"label"`
+	// FactHarbor's band: TRUE, MOSTLY-TRUE, LEANING-TRUE, MIXED, UNVERIFIED, LEANING-FALSE, MOSTLY-FALSE or FALSE.
+	Band    string          `json:"band"`
+	Caps    []ConfidenceCap `json:"caps"`
+	Summary string          `json:"summary"`
+}
+
+// Errata extension: a confidence cap the rubric applied, mechanically, after the model answered.
+type ConfidenceCap struct {
+	Rule string `json:"rule"`
+	Cap  int    `json:"cap"`
+	// The confidence before the cap.
+	Before int `json:"before"`
 }
 
 type InvestigationOrigin struct {
@@ -69,6 +190,26 @@ type InvestigationOrigin struct {
 type PostInvestigationsResult struct {
 	Post           *PublicPost                `json:"post,omitempty"`
 	Investigations []PostInvestigationSummary `json:"investigations"`
+}
+
+// Errata extension: the verdict for a whole post or submission.
+type PostVerdict struct {
+	Label VerdictLabel `json:"label"`
+	// FactHarbor's band (see ClaimVerdict.band).
+	Band         string          `json:"band"`
+	TruthPercent int             `json:"truthPercent"`
+	Confidence   int             `json:"confidence"`
+	Caps         []ConfidenceCap `json:"caps"`
+	Summary      string          `json:"summary"`
+	Caveats      []string        `json:"caveats"`
+	Sources      []VerdictSource `json:"sources"`
+}
+
+// Errata extension: a prompt version and the sha256 of its text.
+type PromptVersion struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Sha256  string `json:"sha256"`
 }
 
 // Errata extension: one author identity on one platform.
@@ -110,6 +251,22 @@ type PublicSource struct {
 type Query struct {
 }
 
+// Errata extension: one search result.
+type QueryResult struct {
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+	Snippet string `json:"snippet"`
+	// RFC 3339; null when unknown.
+	PublishedAt *string `json:"publishedAt,omitempty"`
+}
+
+// Errata extension: one page of analyses.
+type SearchAnalysesResult struct {
+	Analyses []AnalysisSummary `json:"analyses"`
+	Total    int               `json:"total"`
+	HasMore  bool              `json:"hasMore"`
+}
+
 type SearchInvestigationSummary struct {
 	ID                 string               `json:"id"`
 	ContentHash        string               `json:"contentHash"`
@@ -134,6 +291,77 @@ type SearchInvestigationsResult struct {
 	Total int `json:"total"`
 	// Errata extension: a further page exists (offset + limit < total).
 	HasMore bool `json:"hasMore"`
+}
+
+// Errata extension: a source of a post verdict.
+type VerdictSource struct {
+	URL    string `json:"url"`
+	Title  string `json:"title"`
+	Domain string `json:"domain"`
+	// 1 official or primary .. 5 known unreliable.
+	Tier int `json:"tier"`
+	// The model omitted it and it was filled from the search results.
+	FromSearch bool `json:"fromSearch"`
+}
+
+// Errata extension: where a verdict analysis stands.
+type AnalysisStatus string
+
+const (
+	AnalysisStatusPending  AnalysisStatus = "PENDING"
+	AnalysisStatusRunning  AnalysisStatus = "RUNNING"
+	AnalysisStatusComplete AnalysisStatus = "COMPLETE"
+	AnalysisStatusFailed   AnalysisStatus = "FAILED"
+)
+
+var AllAnalysisStatus = []AnalysisStatus{
+	AnalysisStatusPending,
+	AnalysisStatusRunning,
+	AnalysisStatusComplete,
+	AnalysisStatusFailed,
+}
+
+func (e AnalysisStatus) IsValid() bool {
+	switch e {
+	case AnalysisStatusPending, AnalysisStatusRunning, AnalysisStatusComplete, AnalysisStatusFailed:
+		return true
+	}
+	return false
+}
+
+func (e AnalysisStatus) String() string {
+	return string(e)
+}
+
+func (e *AnalysisStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AnalysisStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AnalysisStatus", str)
+	}
+	return nil
+}
+
+func (e AnalysisStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AnalysisStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AnalysisStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type ContentProvenance string
@@ -318,6 +546,10 @@ const (
 	PlatformX         Platform = "X"
 	PlatformSubstack  Platform = "SUBSTACK"
 	PlatformWikipedia Platform = "WIKIPEDIA"
+	// Errata extension: Bluesky (bsky.app); the external id is the post's AT URI, at://{did}/app.bsky.feed.post/{rkey}.
+	PlatformBluesky Platform = "BLUESKY"
+	// Errata extension: Threads (threads.com, threads.net); the external id is the post code.
+	PlatformThreads Platform = "THREADS"
 )
 
 var AllPlatform = []Platform{
@@ -325,11 +557,13 @@ var AllPlatform = []Platform{
 	PlatformX,
 	PlatformSubstack,
 	PlatformWikipedia,
+	PlatformBluesky,
+	PlatformThreads,
 }
 
 func (e Platform) IsValid() bool {
 	switch e {
-	case PlatformLesswrong, PlatformX, PlatformSubstack, PlatformWikipedia:
+	case PlatformLesswrong, PlatformX, PlatformSubstack, PlatformWikipedia, PlatformBluesky, PlatformThreads:
 		return true
 	}
 	return false
@@ -365,6 +599,132 @@ func (e *Platform) UnmarshalJSON(b []byte) error {
 }
 
 func (e Platform) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Errata extension: Gate 1's kind of statement.
+type TriageKind string
+
+const (
+	TriageKindFactual    TriageKind = "FACTUAL"
+	TriageKindOpinion    TriageKind = "OPINION"
+	TriageKindPrediction TriageKind = "PREDICTION"
+	TriageKindNotAClaim  TriageKind = "NOT_A_CLAIM"
+)
+
+var AllTriageKind = []TriageKind{
+	TriageKindFactual,
+	TriageKindOpinion,
+	TriageKindPrediction,
+	TriageKindNotAClaim,
+}
+
+func (e TriageKind) IsValid() bool {
+	switch e {
+	case TriageKindFactual, TriageKindOpinion, TriageKindPrediction, TriageKindNotAClaim:
+		return true
+	}
+	return false
+}
+
+func (e TriageKind) String() string {
+	return string(e)
+}
+
+func (e *TriageKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TriageKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TriageKind", str)
+	}
+	return nil
+}
+
+func (e TriageKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TriageKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TriageKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Errata extension: factSocial's seven post labels.
+type VerdictLabel string
+
+const (
+	VerdictLabelTrue         VerdictLabel = "True"
+	VerdictLabelMostlyTrue   VerdictLabel = "MostlyTrue"
+	VerdictLabelMixed        VerdictLabel = "Mixed"
+	VerdictLabelMisleading   VerdictLabel = "Misleading"
+	VerdictLabelFalse        VerdictLabel = "False"
+	VerdictLabelUnverifiable VerdictLabel = "Unverifiable"
+	VerdictLabelOpinion      VerdictLabel = "Opinion"
+)
+
+var AllVerdictLabel = []VerdictLabel{
+	VerdictLabelTrue,
+	VerdictLabelMostlyTrue,
+	VerdictLabelMixed,
+	VerdictLabelMisleading,
+	VerdictLabelFalse,
+	VerdictLabelUnverifiable,
+	VerdictLabelOpinion,
+}
+
+func (e VerdictLabel) IsValid() bool {
+	switch e {
+	case VerdictLabelTrue, VerdictLabelMostlyTrue, VerdictLabelMixed, VerdictLabelMisleading, VerdictLabelFalse, VerdictLabelUnverifiable, VerdictLabelOpinion:
+		return true
+	}
+	return false
+}
+
+func (e VerdictLabel) String() string {
+	return string(e)
+}
+
+func (e *VerdictLabel) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = VerdictLabel(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid VerdictLabel", str)
+	}
+	return nil
+}
+
+func (e VerdictLabel) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *VerdictLabel) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e VerdictLabel) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

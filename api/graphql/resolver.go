@@ -46,7 +46,13 @@ type Deps struct {
 	Search  Searcher
 	Metrics Metrics
 	Trails  Trails
-	Log     *slog.Logger
+	// Analyses, AnalysisSearch and AnalysisTrails serve the verdict
+	// analyses (analysis, postAnalyses, searchAnalyses, auditTrail); a
+	// field whose store is nil answers that it is unavailable.
+	Analyses       AnalysisReader
+	AnalysisSearch AnalysisSearcher
+	AnalysisTrails AnalysisTrails
+	Log            *slog.Logger
 	// BatchWait is how long a loader collects keys before it fetches
 	// (default 2 ms).
 	BatchWait time.Duration
@@ -88,17 +94,23 @@ type loaders struct {
 	claims      *loader[string, []serving.Claim]
 	authors     *loader[string, serving.PublicAuthor]
 	assessments *loader[string, serving.Assessment]
+	// analysisTrails is nil-safe: without AnalysisTrails it is never used.
+	analysisTrails *loader[string, *audit.AnalysisTrail]
 }
 
 type loadersKey struct{}
 
 // withLoaders gives the request in ctx its own loaders.
 func (r *Resolver) withLoaders(ctx context.Context) context.Context {
-	return context.WithValue(ctx, loadersKey{}, &loaders{
+	l := &loaders{
 		claims:      newLoader(r.d.BatchWait, 200, r.d.Serving.ClaimsOfInvestigations),
 		authors:     newLoader(r.d.BatchWait, 200, r.d.Serving.AuthorsOfPosts),
 		assessments: newLoader(r.d.BatchWait, 200, r.d.Serving.AssessmentsOfClaims),
-	})
+	}
+	if r.d.AnalysisTrails != nil {
+		l.analysisTrails = newLoader(r.d.BatchWait, 200, r.d.AnalysisTrails.AnalysisTrails)
+	}
+	return context.WithValue(ctx, loadersKey{}, l)
 }
 
 func (r *Resolver) loadersOf(ctx context.Context) *loaders {

@@ -21,6 +21,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/errata-dev/errata/projections/serving"
 )
 
 // Limits of one operation (see also limits.go: document size, store
@@ -62,6 +64,18 @@ func NewHandler(r *Resolver, o Options) http.Handler {
 		return storeFieldCost + 1 + child
 	}
 	cfg.Complexity.PublicInvestigation.AuditTrail = func(child int) int { return storeFieldCost + 1 + child }
+	cfg.Complexity.Query.Analysis = func(child int, _ string) int { return storeFieldCost + 1 + child }
+	cfg.Complexity.Query.PostAnalyses = func(child int, _ Platform, _ string) int {
+		return storeFieldCost + 1 + serving.MaxPostAnalyses*child
+	}
+	cfg.Complexity.Query.SearchAnalyses = func(child int, _ *string, _ *VerdictLabel, limit, _ *int) int {
+		n := 20
+		if limit != nil && *limit > 0 {
+			n = *limit
+		}
+		return storeFieldCost + 1 + n*child
+	}
+	cfg.Complexity.Analysis.AuditTrail = func(child int) int { return storeFieldCost + 1 + child }
 	queries := lru.New[*ast.QueryDocument](1000)
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/projections/analysistest"
 	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/audit/audittest"
 )
@@ -101,4 +102,58 @@ func (r *workerRig) topicPrefix() string {
 		}
 	}
 	return ""
+}
+
+// TestAuditAnalysisCommand appends the verdict analyses of the fixture to
+// real Kafka and runs `errata audit --analysis` as a process: the text
+// shows every step, the JSON the exact exchange bodies; with
+// --from-projection the JSON is byte for byte the log's.
+func TestAuditAnalysisCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rig := newWorkerRig(t, ctx, 10)
+	f := analysistest.New("cmd-audit")
+	require.NoError(t, rig.append(ctx, f.All(), 100))
+
+	text, stderr, err := runErrata(t, rig.env, "audit", "--analysis", f.CompleteID)
+	require.NoError(t, err, stderr)
+	for _, want := range []string{"Analysis " + f.CompleteID + "  status COMPLETE", "== Requests ==", "== Attempt 1 ==",
+		"failed (another attempt follows): provider overloaded (HTTP 503)", "== Attempt 2 ==",
+		"versions:     registry " + analysistest.RegistryVersion + ", policy " + analysistest.PolicyVersion + ", rubric " + analysistest.RubricVersion,
+		"gate 1:     FACTUAL, specificity 0.9, researched (numeric)", `query:      keyword "Eiffel Tower completed year": 2 result(s)`,
+		"verdict:    False / FALSE, truth 6%, confidence 70% (capped: approximate_numeric_evidence ≤ 70 (was 88))",
+		"post verdict: False / FALSE", "(filled from the search results)", "completed: 2 claim(s), 1 researched"} {
+		require.True(t, strings.Contains(text, want), "text lacks %q:\n%s", want, text)
+	}
+	for _, ev := range f.Complete {
+		require.Contains(t, text, ev.ID, "every step is shown")
+	}
+
+	logJSON, stderr, err := runErrata(t, rig.env, "audit", "--analysis", "--json", f.CompleteID)
+	require.NoError(t, err, stderr)
+	var trail audit.AnalysisTrail
+	require.NoError(t, json.Unmarshal([]byte(logJSON), &trail))
+	require.Equal(t, len(f.Complete), trail.Steps)
+	require.Equal(t, `{"id":"resp_verdict"}`, trail.Attempts[1].Exchanges[2].RawResponse, "exact response bytes in JSON mode")
+	require.Equal(t, rig.topicPrefix()+"analyses", trail.Requests[0].Step.Position.Topic)
+
+	failed, stderr, err := runErrata(t, rig.env, "audit", "--analysis", f.FailedID)
+	require.NoError(t, err, stderr)
+	require.Contains(t, failed, "status FAILED")
+	_, stderr, err = runErrata(t, rig.env, "audit", "--analysis", f.PostVersionID)
+	require.Error(t, err)
+	require.Contains(t, stderr, "analysis not found: "+f.PostVersionID+" is not on "+rig.topicPrefix()+"analyses")
+	_, stderr, err = runErrata(t, rig.env, "audit", "--analysis", "nope")
+	require.Error(t, err)
+	require.Contains(t, stderr, "analysis id must be a UUID")
+
+	worker := startErrata(t, rig.env, filepath.Join(t.TempDir(), "worker.log"), "worker", "--projectors", "audit", "--stages=")
+	defer worker.stop(t)
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		out, stderr, err := runErrata(t, rig.env, "audit", "--analysis", "--json", "--from-projection", f.CompleteID)
+		if err != nil {
+			return false, stderr
+		}
+		return out == logJSON, "projection trail differs (not caught up?)"
+	})
 }

@@ -80,6 +80,12 @@ func serveCmd() *cobra.Command {
 			}
 			reader := serving.NewReader(pool)
 			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader)}
+			workbench, closeWorkbench, err := analysesOption(e, pool, appender)
+			if err != nil {
+				return err
+			}
+			defer closeWorkbench()
+			opts = append(opts, workbench)
 			for _, name := range slices.Sorted(maps.Keys(apiExtensions)) {
 				opt, closeFn, err := apiExtensions[name](ctx, e, pool)
 				if err != nil {
@@ -237,10 +243,10 @@ func contentCmd() *cobra.Command {
 					text, err = content.SubstackHTMLToText(string(raw))
 				case "WIKIPEDIA":
 					text, err = content.WikipediaHTMLToText(string(raw))
-				case "X":
-					err = fmt.Errorf("X posts are plain text: use --text-file")
+				case "X", "BLUESKY", "THREADS":
+					err = fmt.Errorf("%s posts are plain text: use --text-file", platform)
 				default:
-					err = fmt.Errorf("--platform must be LESSWRONG, X, SUBSTACK or WIKIPEDIA")
+					err = fmt.Errorf("--platform must be LESSWRONG, X, SUBSTACK, WIKIPEDIA, BLUESKY or THREADS")
 				}
 				if err != nil {
 					return err
@@ -264,7 +270,7 @@ func contentCmd() *cobra.Command {
 			})
 		},
 	}
-	normalize.Flags().StringVar(&platform, "platform", "", "LESSWRONG, X, SUBSTACK or WIKIPEDIA")
+	normalize.Flags().StringVar(&platform, "platform", "", "LESSWRONG, X, SUBSTACK, WIKIPEDIA, BLUESKY or THREADS")
 	normalize.Flags().StringVar(&htmlFile, "html-file", "", "HTML input file")
 	normalize.Flags().StringVar(&textFile, "text-file", "", "plain text input file")
 	_ = normalize.MarkFlagRequired("platform")

@@ -60,19 +60,24 @@ Lanes:
             --price-in/--price-out; a progress bar on stderr follows the run
 
 Datasets: climate-fever, fcb-stance, fcb-factuality (evidence from the stance file, --evidence),
-fcb-checkworthiness (not available until triage exists, issue 15: exit code 2).
+and fcb-checkworthiness, which measures the verdict analysis's claim triage (FactHarbor's Gate 1)
+instead: precision and recall of "check-worthy" and per class (factual, opinion, not a claim) on
+Factcheck-Bench's subtask 1 or 2 file. Its gold lane measures the rule-based baseline
+verdict.HeuristicTriage (no LLM); its provider lane sends each text through the extraction and
+triage prompt (model --model, else ERRATA_ANALYST_MODEL, else ERRATA_INVESTIGATOR_MODEL).
 Every assumption the run makes (source tiers, label mappings, the validator approving every
 claim) is printed with the table and kept in the JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dataset == eval.FCBCheckworthiness {
-				return exitError{code: 2, err: eval.ErrNoTriage}
-			}
 			if dataset == "" || file == "" {
 				return usageError("--dataset and --file are required")
 			}
 			if lane != eval.LaneGold && lane != eval.LaneProvider {
 				return usageError("--lane %q is unknown (gold or provider)", lane)
+			}
+			if dataset == eval.FCBCheckworthiness {
+				return runTriageEval(cmd, triageEvalArgs{lane: lane, file: file, out: out, model: model, limit: limit,
+					parallel: parallel, asJSON: asJSON, priceIn: priceIn, priceOut: priceOut})
 			}
 			if dataset == eval.ClimateFever && cmd.Flags().Changed("assume-tier") {
 				return usageError("--assume-tier is for Factcheck-Bench: each CLIMATE-FEVER article is a tier-2 source (issue 14)")
@@ -112,14 +117,9 @@ claim) is printed with the table and kept in the JSON.`,
 				if model == "" {
 					model = cfg.ValidatorModel
 				}
-				if cfg.OpenAIAPIKey == "" && cfg.LLMProvider != llm.ProviderChatCompletions {
-					return usageError("the provider lane needs OPENAI_API_KEY (or ERRATA_LLM_PROVIDER=chat-completions for a local server)")
+				if meter, err = evalMeter(cfg); err != nil {
+					return err
 				}
-				var p llm.Provider = llm.OpenAIResponses{}
-				if cfg.LLMProvider == llm.ProviderChatCompletions {
-					p = llm.ChatCompletions{}
-				}
-				meter = eval.NewMeter(p)
 				stanceJudge = stance.New(meter, stance.Config{Model: model, ReasoningEffort: cfg.ReasoningEffort})
 				opts.Stancer = stanceJudge.Stancer(llm.Credentials{BaseURL: cfg.OpenAIBaseURL, APIKey: logging.Secret(cfg.OpenAIAPIKey)})
 				bar := newProgressBar(cmd.ErrOrStderr(), "eval "+dataset)
@@ -137,17 +137,7 @@ claim) is printed with the table and kept in the JSON.`,
 				rep.Model = model
 				rep.PromptVersion = stanceJudge.PromptRef().Version
 				rep.Tokens = meter.Tokens()
-				price, ok := eval.Price{}, false
-				if cmd.Flags().Changed("price-in") {
-					price, ok = eval.Price{Model: model, Input: priceIn, CachedInput: priceIn, Output: priceOut, Source: "--price-in/--price-out"}, true
-				} else if p, found := cfg.LLMPrices.Lookup(model); found {
-					price, ok = eval.Price{Model: model, Input: p.Input, CachedInput: p.CachedInput, Output: p.Output, Source: "ERRATA_LLM_PRICES"}, true
-				}
-				rep.CostUSD, rep.Price = nil, nil
-				if ok {
-					cost := eval.Cost(rep.Tokens, price)
-					rep.CostUSD, rep.Price = &cost, &price
-				}
+				rep.CostUSD, rep.Price = evalCost(cmd, cfg, model, priceIn, priceOut, rep.Tokens)
 			}
 			return writeEvalReport(cmd.OutOrStdout(), rep, asJSON, out)
 		},
@@ -162,7 +152,8 @@ claim) is printed with the table and kept in the JSON.`,
 	f.StringVar(&out, "out", "", "also write the JSON object to this file (to compare runs across prompt and policy versions)")
 	f.StringVar(&policyName, "policy", "", "evidence policy by name (default: "+evidence.DefaultPolicy().Name+")")
 	f.IntVar(&assumeTier, "assume-tier", eval.DefaultAssumedTier, "Factcheck-Bench: the tier of every passage's source (the passages have no URL)")
-	f.StringVar(&model, "model", "", "provider lane: the stance model (default ERRATA_STANCE_MODEL, else ERRATA_VALIDATOR_MODEL)")
+	f.StringVar(&model, "model", "", "provider lane: the stance model (default ERRATA_STANCE_MODEL, else ERRATA_VALIDATOR_MODEL); "+
+		"fcb-checkworthiness: the extraction model (default ERRATA_ANALYST_MODEL, else ERRATA_INVESTIGATOR_MODEL)")
 	f.IntVar(&parallel, "parallel", 4, "provider lane: claims judged at once")
 	f.Float64Var(&priceIn, "price-in", 0, "provider lane: US dollars per million input tokens (with --price-out; default ERRATA_LLM_PRICES)")
 	f.Float64Var(&priceOut, "price-out", 0, "provider lane: US dollars per million output tokens")
@@ -181,7 +172,37 @@ func claimProgress(start time.Time, done, total int) replay.Progress {
 	return p
 }
 
-func writeEvalReport(w io.Writer, rep *eval.Report, asJSON bool, out string) error {
+// evalMeter is the configured provider, metered.
+func evalMeter(cfg config.Config) (*eval.Meter, error) {
+	if cfg.OpenAIAPIKey == "" && cfg.LLMProvider != llm.ProviderChatCompletions {
+		return nil, usageError("the provider lane needs OPENAI_API_KEY (or ERRATA_LLM_PROVIDER=chat-completions for a local server)")
+	}
+	var p llm.Provider = llm.OpenAIResponses{}
+	if cfg.LLMProvider == llm.ProviderChatCompletions {
+		p = llm.ChatCompletions{}
+	}
+	return eval.NewMeter(p), nil
+}
+
+// evalCost prices a provider lane's tokens with --price-in/--price-out,
+// else ERRATA_LLM_PRICES; nil when the model has no price.
+func evalCost(cmd *cobra.Command, cfg config.Config, model string, priceIn, priceOut float64, tokens eval.Tokens) (*float64, *eval.Price) {
+	price, ok := eval.Price{}, false
+	if cmd.Flags().Changed("price-in") {
+		price, ok = eval.Price{Model: model, Input: priceIn, CachedInput: priceIn, Output: priceOut, Source: "--price-in/--price-out"}, true
+	} else if p, found := cfg.LLMPrices.Lookup(model); found {
+		price, ok = eval.Price{Model: model, Input: p.Input, CachedInput: p.CachedInput, Output: p.Output, Source: "ERRATA_LLM_PRICES"}, true
+	}
+	if !ok {
+		return nil, nil
+	}
+	cost := eval.Cost(tokens, price)
+	return &cost, &price
+}
+
+// writeEvalReport prints a report (*eval.Report or *eval.TriageReport) as
+// its table or as JSON, and writes the JSON to out when given.
+func writeEvalReport(w io.Writer, rep interface{ WriteText(io.Writer) error }, asJSON bool, out string) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

@@ -35,11 +35,66 @@ func runEval(t *testing.T, env []string, args ...string) (string, string, int) {
 	return stdout.String(), stderr.String(), code
 }
 
-func TestEvalCheckworthinessNeedsTriage(t *testing.T) {
-	for _, lane := range []string{"gold", "provider"} {
-		_, stderr, code := runEval(t, nil, "--dataset", "fcb-checkworthiness", "--lane", lane, "--file", "x.jsonl")
+// fcb-checkworthiness measures triage: the gold lane the rule-based
+// baseline (saying so), the provider lane the extraction prompt through the
+// scripted fake.
+func TestEvalCheckworthiness(t *testing.T) {
+	stdout, stderr, code := runEval(t, nil, "--dataset", "fcb-checkworthiness", "--lane", "gold",
+		"--file", evalTestdata+"fcb-checkworthiness-sentences.hand.jsonl")
+	require.Zero(t, code, stderr)
+	require.Empty(t, stderr)
+	for _, want := range []string{
+		"errata eval: fcb-checkworthiness, gold lane: the rule-based baseline verdict.HeuristicTriage (no LLM)\n",
+		"NOT the model's triage (run --lane provider for that)",
+		"check-worthy (Gate 1 passes)     1.0000  0.5000  0.6667",
+		"not check-worthy     0.7500  1.0000  0.8571",
+	} {
+		require.Contains(t, stdout, want)
+	}
+
+	sc, err := fakeopenai.LoadScript(evalTestdata + "triage-script.json")
+	require.NoError(t, err)
+	fake := fakeopenai.NewForTest(t)
+	fake.Play(sc, nil)
+	env := []string{"OPENAI_BASE_URL=" + fake.URL, "OPENAI_API_KEY=sk-eval-test", "ERRATA_LLM_PROVIDER=openai-responses",
+		"ERRATA_ANALYST_MODEL=gpt-5-nano"}
+	stdout, stderr, code = runEval(t, env, "--dataset", "fcb-checkworthiness", "--lane", "provider",
+		"--file", evalTestdata+"fcb-checkworthiness.hand.jsonl", "--json", "--price-in", "1", "--price-out", "10")
+	require.Zero(t, code, stderr)
+	require.Contains(t, stderr, "eval fcb-checkworthiness [####################] 100%  8/8 texts")
+	var rep struct {
+		Lane        string `json:"lane"`
+		Model       string `json:"model"`
+		Prompt      string `json:"prompt_version"`
+		CheckWorthy struct {
+			Precision float64 `json:"precision"`
+			Recall    float64 `json:"recall"`
+		} `json:"check_worthy"`
+		Tokens struct {
+			Calls int `json:"calls"`
+		} `json:"tokens"`
+		Cost *float64 `json:"cost_usd"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	require.Equal(t, "provider", rep.Lane)
+	require.Equal(t, "gpt-5-nano", rep.Model)
+	require.Equal(t, "verdict-extract@v1", rep.Prompt)
+	require.Equal(t, 2.0/3, rep.CheckWorthy.Precision)
+	require.Equal(t, 0.4, rep.CheckWorthy.Recall)
+	require.Equal(t, 8, rep.Tokens.Calls)
+	require.NotNil(t, rep.Cost)
+	require.Len(t, fake.RequestsTo(fakeopenai.Responses), 8)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", "strict-v1"}, "errata: --policy is not for fcb-checkworthiness, which measures triage, not the evidence engine\n"},
+		{[]string{"--assume-tier", "1"}, "errata: --assume-tier is not for fcb-checkworthiness, which measures triage, not the evidence engine\n"},
+	} {
+		_, stderr, code := runEval(t, nil, append([]string{"--dataset", "fcb-checkworthiness", "--file", evalTestdata + "fcb-checkworthiness.hand.jsonl"}, tc.args...)...)
 		require.Equal(t, 2, code)
-		require.Equal(t, "errata: fcb-checkworthiness: not available until triage exists (issue 15)\n", stderr)
+		require.Equal(t, tc.want, stderr)
 	}
 }
 

@@ -24,6 +24,10 @@ func newGraphQL(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, fu
 	if err != nil {
 		return nil, nil, err
 	}
+	analysisSearcher, err := e.analysisSearcher(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	metricsReader, closeMetrics, err := e.metricsReader(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -40,12 +44,16 @@ func newGraphQL(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, fu
 		return nil, nil, err
 	}
 	log := e.log.With("component", "graphql")
+	reader := serving.NewReader(pool)
 	h := adaptor.HTTPHandler(graphql.NewHandler(graphql.NewResolver(graphql.Deps{
-		Serving: serving.NewReader(pool),
-		Search:  searcher,
-		Metrics: metricsReader,
-		Trails:  trails,
-		Log:     log,
+		Serving:        reader,
+		Search:         searcher,
+		Metrics:        metricsReader,
+		Trails:         trails,
+		Analyses:       reader,
+		AnalysisSearch: analysisSearcher,
+		AnalysisTrails: trails,
+		Log:            log,
 	}), graphql.Options{RateLimit: limit, ClientKey: api.ClientKeyOfRequest(e.cfg.TrustedProxyHeader)}))
 	explorer := adaptor.HTTPHandler(graphql.ExplorerHandler(log))
 	mount := func(app *fiber.App) {

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,13 +125,48 @@ func newInvestigatorParts(ctx context.Context, e *env) (*investigatorParts, erro
 	}
 	p.fetcher = investigator.FetchURL{F: fetchurl.New(client, fetchurl.Options{})}
 	if e.cfg.SearchProvider != "" {
+		searchClient, err := searchHTTPClient(e.cfg.SearchBaseURL, client)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
 		if p.search, err = search.New(search.Config{Provider: e.cfg.SearchProvider,
-			APIKey: logging.Secret(e.cfg.SearchAPIKey), BaseURL: e.cfg.SearchBaseURL}, client); err != nil {
+			APIKey: logging.Secret(e.cfg.SearchAPIKey), BaseURL: e.cfg.SearchBaseURL}, searchClient); err != nil {
 			p.close()
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// searchHTTPClient is the client of our own web search. A search server the
+// operator configured at an IP address or localhost (a self-hosted SearXNG
+// beside the worker, on loopback or a private network) is reachable at
+// exactly that address and port, which the SSRF-safe client otherwise
+// refuses; everything else about it stays checked. Any other base URL uses
+// the shared client.
+func searchHTTPClient(baseURL string, shared *httpsafe.Client) (*httpsafe.Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || u.Host == "" {
+		return shared, nil // search.New reports the bad URL
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return shared, nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return shared, nil
+	}
+	return httpsafe.New(httpsafe.WithTimeout(30*time.Second), httpsafe.AllowOperatorEndpoint(netip.AddrPortFrom(addr, uint16(n))))
 }
 
 func (p *investigatorParts) close() { p.producer(); p.serving.Close() }

@@ -27,6 +27,7 @@ import (
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/testenv"
 )
@@ -425,4 +426,27 @@ func addInstanceKey(t *testing.T, env []string) string {
 	out, stderr, err := runErrata(t, env, "apikey", "add", "--label", "test")
 	require.NoError(t, err, stderr)
 	return strings.TrimSpace(out)
+}
+
+// A search server configured at an IP address or localhost gets its own
+// client that reaches exactly it; a named host shares the SSRF-safe client.
+func TestSearchHTTPClient(t *testing.T) {
+	shared, err := httpsafe.New()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		base   string
+		shared bool
+	}{
+		{"https://api.search.brave.com", true},
+		{"http://127.0.0.1:8888", false},
+		{"http://localhost:8888/searxng", false},
+		{"http://10.0.0.7", false},
+		{"http://[::1]:9000", false},
+		{"", true},
+		{"::not a url", true},
+	} {
+		c, err := searchHTTPClient(tc.base, shared)
+		require.NoError(t, err, tc.base)
+		require.Equal(t, tc.shared, c == shared, tc.base)
+	}
 }

@@ -167,7 +167,7 @@ func newMetricsRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 
 // metricsTopics are the topics the metrics projection reads.
 func metricsTopics(e *env) []string {
-	return []string{e.topics.Name(events.TopicPosts), e.topics.Name(events.TopicInvestigations)}
+	return []string{e.topics.Name(events.TopicPosts), e.topics.Name(events.TopicInvestigations), e.topics.Name(events.TopicAnalyses)}
 }
 
 // metricsRebuild rebuilds the metrics projection: generation N is the
@@ -249,7 +249,7 @@ func (metricsRebuild) checksum(ctx context.Context, e *env, gen int64, w io.Writ
 		return nil, nil, err
 	}
 	below := map[events.Topic]map[int32]int64{}
-	for _, tp := range []events.Topic{events.TopicPosts, events.TopicInvestigations} {
+	for _, tp := range []events.Topic{events.TopicPosts, events.TopicInvestigations, events.TopicAnalyses} {
 		below[tp] = at[e.topics.Name(tp)]
 	}
 	dump, err := metrics.DumpBelow(ctx, conn, targets.Name(e.cfg.ClickHouseDatabase, gen), below)

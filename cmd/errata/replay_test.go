@@ -15,6 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/projections/analysistest"
 	"github.com/errata-dev/errata/projections/replay"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -101,7 +102,9 @@ func mixedWorkload(t *testing.T) []events.Event {
 			out = append(out, add(req), add(failed), add(&again), add(assessed(2, 0, true)), add(completed(1, 2)))
 		}
 	}
-	return out
+	// Verdict analyses, every one ended (a False post, an opinion-only
+	// submission, a failed URL submission): the analyst stage runs none.
+	return append(out, analysistest.New("replay").All()...)
 }
 
 // workloadAssessment is the evidence engine's judgement of submission seq
@@ -175,6 +178,19 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 	// on its own; let it finish and every projector catch up, so nothing but
 	// what this test appends changes the answers from here on.
 	s.waitIdle(t, ctx, time.Minute)
+	// ... and the verdict analyses' readers (serving, audit, search).
+	const analyses = `query($id: ID!) {
+		analysis(id: $id) { status verdict { label band confidence caps { rule cap before } } claims { text } auditTrail }
+		searchAnalyses(label: False) { total analyses { id label claims } } }`
+	analysisID := analysistest.New("replay").CompleteID
+	var analysesBefore map[string]any
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		got, errs := s.gql(t, analyses, map[string]any{"id": analysisID})
+		analysesBefore = got
+		ok := len(errs) == 0 && got["analysis"] != nil && got["analysis"].(map[string]any)["auditTrail"] != nil &&
+			got["searchAnalyses"].(map[string]any)["total"].(float64) == 1
+		return ok, string(mustJSON(t, map[string]any{"data": got, "errors": errs}))
+	})
 	var before map[string]any
 	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
 		got, errs := s.gql(t, public, map[string]any{"id": investigationID})
@@ -252,6 +268,15 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 		}
 		gotJSON := string(mustJSON(t, got))
 		return gotJSON == wantJSON, "got  " + gotJSON + "\nwant " + wantJSON
+	})
+	wantAnalyses := string(mustJSON(t, analysesBefore))
+	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+		got, errs := s.gql(t, analyses, map[string]any{"id": analysisID})
+		if len(errs) > 0 {
+			return false, string(mustJSON(t, errs))
+		}
+		gotJSON := string(mustJSON(t, got))
+		return gotJSON == wantAnalyses, "got  " + gotJSON + "\nwant " + wantAnalyses
 	})
 
 	// The API reads generation 2: generation 1 no longer exists.

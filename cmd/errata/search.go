@@ -52,12 +52,30 @@ func (e *env) searcher(context.Context) (*search.Searcher, error) {
 	return search.NewSearcher(es, search.AliasName(e.cfg.SearchIndexPrefix)), nil
 }
 
+// analysisSearcher is the search of COMPLETE verdict analyses (public
+// GraphQL searchAnalyses), through its alias.
+func (e *env) analysisSearcher(context.Context) (*search.AnalysisSearcher, error) {
+	es, err := e.elasticsearch()
+	if err != nil {
+		return nil, err
+	}
+	return search.NewAnalysisSearcher(es, search.AnalysisAliasName(e.cfg.SearchIndexPrefix)), nil
+}
+
+// searchApplier is the search applier of generation gen: investigations
+// and verdict analyses, each into its own index.
+func searchApplier(e *env, es *elasticsearch.Client, gen int64) *search.Applier {
+	return search.NewApplierFor(es, search.IndexName(e.cfg.SearchIndexPrefix, gen)).
+		WithAnalyses(search.AnalysisIndexName(e.cfg.SearchIndexPrefix, gen))
+}
+
 // searchStateSchema is the Postgres schema of generation gen's fold.
 func searchStateSchema(gen int64) string { return targets.Name(search.StateSchema, gen) }
 
 // prepareSearch migrates generation gen's state schema and creates its
-// index; with alias set, it also points the alias there when the alias
-// does not exist yet (never moving an existing one). Idempotent.
+// indices (investigations, analyses); with alias set, it also points each
+// alias there when it does not exist yet (never moving an existing one).
+// Idempotent.
 func prepareSearch(ctx context.Context, e *env, es *elasticsearch.Client, gen int64, alias bool) error {
 	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, searchStateSchema(gen))
 	if err != nil {
@@ -70,7 +88,7 @@ func prepareSearch(ctx context.Context, e *env, es *elasticsearch.Client, gen in
 	if alias {
 		return search.Ensure(ctx, es, e.cfg.SearchIndexPrefix, gen)
 	}
-	return search.CreateIndex(ctx, es, search.IndexName(e.cfg.SearchIndexPrefix, gen))
+	return search.CreateGeneration(ctx, es, e.cfg.SearchIndexPrefix, gen)
 }
 
 // newSearchRunner wires the search projector of generation generationOf(ctx)
@@ -95,8 +113,7 @@ func newSearchRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error)
 	}
 	group := e.cfg.TopicPrefix + "projector." + search.ProjectorName
 	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
-	proj := pgproj.NewProjector(search.ProjectorName, pool, e.registry,
-		search.NewApplierFor(es, search.IndexName(e.cfg.SearchIndexPrefix, gen)), dl, e.log)
+	proj := pgproj.NewProjector(search.ProjectorName, pool, e.registry, searchApplier(e, es, gen), dl, e.log)
 	r, err := kafka.NewRunner(kafka.RunnerConfig{
 		Brokers:        e.cfg.KafkaBrokers,
 		Group:          group,
@@ -115,8 +132,9 @@ func newSearchRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error)
 }
 
 // searchRebuild rebuilds the search projection: generation N is the state
-// schema targets.Name("search_state", N) and the index
-// <prefix>investigations-vN; switching moves the alias.
+// schema targets.Name("search_state", N) and the indices
+// <prefix>investigations-vN and <prefix>analyses-vN; switching moves both
+// aliases.
 type searchRebuild struct{}
 
 func (searchRebuild) topics(e *env) []string { return servingTopics(e) }
@@ -134,8 +152,7 @@ func (searchRebuild) open(ctx context.Context, e *env, gen int64) (kafka.Handler
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	proj := pgproj.NewProjector(search.ProjectorName, pool, e.registry,
-		search.NewApplierFor(es, search.IndexName(e.cfg.SearchIndexPrefix, gen)), noDeadLetters{e.log}, e.log)
+	proj := pgproj.NewProjector(search.ProjectorName, pool, e.registry, searchApplier(e, es, gen), noDeadLetters{e.log}, e.log)
 	return proj, proj, pool.Close, nil
 }
 
@@ -171,7 +188,7 @@ func (searchRebuild) activate(ctx context.Context, e *env, gen int64) error {
 	if err != nil {
 		return err
 	}
-	return search.PointAlias(ctx, es, search.AliasName(e.cfg.SearchIndexPrefix), search.IndexName(e.cfg.SearchIndexPrefix, gen))
+	return search.PointGeneration(ctx, es, e.cfg.SearchIndexPrefix, gen)
 }
 
 func (searchRebuild) drop(ctx context.Context, e *env, gen int64) error {
@@ -179,8 +196,10 @@ func (searchRebuild) drop(ctx context.Context, e *env, gen int64) error {
 	if err != nil {
 		return err
 	}
-	if err := search.DropIndex(ctx, es, e.cfg.SearchIndexPrefix, search.IndexName(e.cfg.SearchIndexPrefix, gen)); err != nil {
-		return err
+	for _, index := range []string{search.IndexName(e.cfg.SearchIndexPrefix, gen), search.AnalysisIndexName(e.cfg.SearchIndexPrefix, gen)} {
+		if err := search.DropIndex(ctx, es, e.cfg.SearchIndexPrefix, index); err != nil {
+			return err
+		}
 	}
 	return dropSchema(ctx, e, searchStateSchema(gen))
 }
@@ -220,21 +239,29 @@ func (searchRebuild) checksum(ctx context.Context, e *env, gen int64, w io.Write
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]tableSum, len(sums), len(sums)+1)
+	out := make([]tableSum, len(sums), len(sums)+2)
 	for i, s := range sums {
 		out[i] = tableSum(s)
 	}
-	dump, err := search.Dump(ctx, es, search.IndexName(e.cfg.SearchIndexPrefix, gen))
-	if err != nil {
-		return nil, nil, err
-	}
-	for line := range strings.Lines(string(dump)) {
-		if _, err := io.WriteString(w, "elasticsearch investigations: "+line); err != nil {
+	for _, idx := range []struct {
+		name string
+		dump func(context.Context, *elasticsearch.Client, string) ([]byte, error)
+		of   string
+	}{
+		{"elasticsearch analyses", search.DumpAnalyses, search.AnalysisIndexName(e.cfg.SearchIndexPrefix, gen)},
+		{"elasticsearch investigations", search.Dump, search.IndexName(e.cfg.SearchIndexPrefix, gen)},
+	} {
+		dump, err := idx.dump(ctx, es, idx.of)
+		if err != nil {
 			return nil, nil, err
 		}
+		for line := range strings.Lines(string(dump)) {
+			if _, err := io.WriteString(w, idx.name+": "+line); err != nil {
+				return nil, nil, err
+			}
+		}
+		h := sha256.Sum256(dump)
+		out = append(out, tableSum{Table: idx.name, Rows: int64(strings.Count(string(dump), "\n")), SHA256: hex.EncodeToString(h[:])})
 	}
-	h := sha256.Sum256(dump)
-	out = append(out, tableSum{Table: "elasticsearch investigations", Rows: int64(strings.Count(string(dump), "\n")),
-		SHA256: hex.EncodeToString(h[:])})
 	return out, at, nil
 }

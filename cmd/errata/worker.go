@@ -38,8 +38,9 @@ func projectorNames() []string {
 	return names
 }
 
-// stageNames are the investigation stages `errata worker` can run.
-var stageNames = []string{"investigator", "validator"}
+// stageNames are the stages `errata worker` can run: the investigation's
+// two and the verdict analysis (analyst).
+var stageNames = []string{"investigator", "validator", "analyst"}
 
 func workerCmd() *cobra.Command {
 	var projectors, stages []string
@@ -81,6 +82,8 @@ func workerCmd() *cobra.Command {
 						g2, ex, err = newInvestigator(ctx, e, parts)
 					case "validator":
 						g2, ex, err = newValidator(ctx, e, parts)
+					case "analyst":
+						g2, ex, err = newAnalyst(ctx, e, parts)
 					default:
 						return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(stageNames, ", "))
 					}
@@ -108,7 +111,7 @@ func workerCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringSliceVar(&projectors, "projectors", projectorNames(), "projectors to run: "+strings.Join(projectorNames(), ", ")+" (empty: none)")
-	c.Flags().StringSliceVar(&stages, "stages", stageNames, "investigation stages to run: "+strings.Join(stageNames, ", ")+" (empty: none)")
+	c.Flags().StringSliceVar(&stages, "stages", stageNames, "stages to run: "+strings.Join(stageNames, ", ")+" (empty: none)")
 	return c
 }
 

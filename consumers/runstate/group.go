@@ -2,6 +2,7 @@ package runstate
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,6 +25,13 @@ type GroupConfig struct {
 	// Kafka tunes the consumer group (InstanceID, SessionTimeout, ...);
 	// its brokers, group, topics and positions are set here.
 	Kafka kafka.RunnerConfig
+	// Topic, Applier and Migrations make the group fold another topic into
+	// another schema, with the same leases and catch-up (the analyst's run
+	// state); zero: the investigations topic, Applier and Migrations. A
+	// schema of its own must have this package's leases table.
+	Topic      events.Topic
+	Applier    pgproj.Applier
+	Migrations fs.FS
 }
 
 // Group is one worker group's run state: the fold's consumer-group runner
@@ -36,7 +44,8 @@ type Group struct {
 }
 
 // OpenGroup migrates the group's schema and wires its projector to a
-// consumer group on the investigations topic. Run Group.Runner; Close when done.
+// consumer group on the investigations topic (or cfg.Topic). Run
+// Group.Runner; Close when done.
 func OpenGroup(ctx context.Context, cfg GroupConfig, log *slog.Logger) (*Group, error) {
 	g := &Group{}
 	pool, err := pgproj.Connect(ctx, cfg.DatabaseURL, cfg.Name)
@@ -45,7 +54,16 @@ func OpenGroup(ctx context.Context, cfg GroupConfig, log *slog.Logger) (*Group, 
 	}
 	g.Pool = pool
 	g.closers = append(g.closers, pool.Close)
-	if err := pgproj.Migrate(ctx, pool, cfg.Name, Migrations(), log); err != nil {
+	if cfg.Topic == "" {
+		cfg.Topic = events.TopicInvestigations
+	}
+	if cfg.Applier == nil {
+		cfg.Applier = Applier{}
+	}
+	if cfg.Migrations == nil {
+		cfg.Migrations = Migrations()
+	}
+	if err := pgproj.Migrate(ctx, pool, cfg.Name, cfg.Migrations, log); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -57,8 +75,8 @@ func OpenGroup(ctx context.Context, cfg GroupConfig, log *slog.Logger) (*Group, 
 	g.closers = append(g.closers, producer.Close)
 	group := cfg.Topics.Prefix + cfg.Name
 	dl := kafka.NewDeadLetter(producer, cfg.Topics.Name(events.TopicDeadLetter), group, log)
-	proj := pgproj.NewProjector(cfg.Name, pool, cfg.Registry, Applier{}, dl, log)
-	topic := cfg.Topics.Name(events.TopicInvestigations)
+	proj := pgproj.NewProjector(cfg.Name, pool, cfg.Registry, cfg.Applier, dl, log)
+	topic := cfg.Topics.Name(cfg.Topic)
 	rc := cfg.Kafka
 	rc.Brokers, rc.Group, rc.Topics, rc.Positions = cfg.Brokers, group, []string{topic}, proj
 	if g.Runner, err = kafka.NewRunner(rc, proj, log); err != nil {

@@ -51,6 +51,7 @@ type braveResponse struct {
 			Title       string `json:"title"`
 			URL         string `json:"url"`
 			Description string `json:"description"`
+			PageAge     string `json:"page_age"`
 		} `json:"results"`
 	} `json:"web"`
 }
@@ -88,7 +89,7 @@ func (b *Brave) Search(ctx context.Context, query string, limit int) ([]Result, 
 	}
 	raw := make([]Result, 0, len(resp.Web.Results))
 	for _, r := range resp.Web.Results {
-		raw = append(raw, Result{Title: r.Title, URL: r.URL, Snippet: r.Description})
+		raw = append(raw, Result{Title: r.Title, URL: r.URL, Snippet: r.Description, PublishedAt: parseDate(r.PageAge)})
 	}
 	return finish(raw, limit), nil
 }

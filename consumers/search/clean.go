@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Bounds of a cleaned result's fields.
@@ -61,7 +62,36 @@ func finish(raw []Result, limit int) []Result {
 		if title == "" {
 			title = u
 		}
-		out = append(out, Result{Title: title, URL: u, Snippet: cleanText(r.Snippet, maxSnippetRunes)})
+		out = append(out, Result{Title: title, URL: u, Snippet: cleanText(r.Snippet, maxSnippetRunes), PublishedAt: r.PublishedAt})
 	}
 	return out
+}
+
+// dateLayouts are the date forms providers send: RFC 3339, the same
+// without a zone (SearXNG's publishedDate, Brave's page_age), a bare date,
+// and HTTP dates (Tavily's news results).
+var dateLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02", time.RFC1123, time.RFC1123Z}
+
+// Dates outside these years are not dates of a web page.
+const (
+	minDateYear = 1900
+	maxDateYear = 2200
+)
+
+// parseDate reads a provider's date (a zone-less one is UTC); anything it
+// cannot read, or outside 1900-2200, is the zero time: no date.
+func parseDate(s string) time.Time {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 64 {
+		return time.Time{}
+	}
+	for _, layout := range dateLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			if t.Year() < minDateYear || t.Year() > maxDateYear {
+				return time.Time{}
+			}
+			return t.UTC()
+		}
+	}
+	return time.Time{}
 }

@@ -75,3 +75,24 @@ func TestScrub(t *testing.T) {
 	require.LessOrEqual(t, len([]rune(got)), maxDetailRunes+1)
 	require.Equal(t, "plain", scrub("plain", ""))
 }
+
+// Provider dates: RFC 3339, zone-less (UTC), bare dates and HTTP dates are
+// read; anything else, or a year outside 1900-2200, is no date.
+func TestParseDate(t *testing.T) {
+	utc := func(y int, m time.Month, d, h, mi int) time.Time { return time.Date(y, m, d, h, mi, 0, 0, time.UTC) }
+	for in, want := range map[string]time.Time{
+		"2019-06-05T00:00:00":           utc(2019, 6, 5, 0, 0),
+		"2026-02-11T08:14:05.5":         time.Date(2026, 2, 11, 8, 14, 5, 5e8, time.UTC),
+		"2024-03-04T10:00:00+02:00":     utc(2024, 3, 4, 8, 0),
+		" 2024-03-04 ":                  utc(2024, 3, 4, 0, 0),
+		"Wed, 15 May 2024 10:00:00 GMT": utc(2024, 5, 15, 10, 0),
+		"":                              {},
+		"February 11, 2026":             {},
+		"0001-01-01T00:00:00":           {},
+		"9999-12-31":                    {},
+		"2024-13-01":                    {},
+		strings.Repeat("2", 100):        {},
+	} {
+		require.Equal(t, want, parseDate(in), "%q", in)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/errata-dev/errata/internal/httpsafe"
@@ -28,6 +29,9 @@ type Result struct {
 	Title   string `json:"title"`
 	URL     string `json:"url"`
 	Snippet string `json:"snippet"`
+	// PublishedAt is when the page was published (or last changed), as
+	// the provider dates it (UTC); zero when it gives no date.
+	PublishedAt time.Time `json:"published_at,omitzero"`
 }
 
 // Searcher runs web searches.

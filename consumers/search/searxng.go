@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/errata-dev/errata/internal/httpsafe"
 )
@@ -43,6 +44,8 @@ type searxngResponse struct {
 		Title   string `json:"title"`
 		URL     string `json:"url"`
 		Content string `json:"content"`
+		// PublishedDate is null when the engine gives no date.
+		PublishedDate *string `json:"publishedDate"`
 	} `json:"results"`
 }
 
@@ -75,7 +78,11 @@ func (s *SearXNG) Search(ctx context.Context, query string, limit int) ([]Result
 	}
 	raw := make([]Result, 0, len(*resp.Results))
 	for _, r := range *resp.Results {
-		raw = append(raw, Result{Title: r.Title, URL: r.URL, Snippet: r.Content})
+		published := time.Time{}
+		if r.PublishedDate != nil {
+			published = parseDate(*r.PublishedDate)
+		}
+		raw = append(raw, Result{Title: r.Title, URL: r.URL, Snippet: r.Content, PublishedAt: published})
 	}
 	return finish(raw, limit), nil
 }

@@ -57,6 +57,8 @@ type tavilyResponse struct {
 		Title   string `json:"title"`
 		URL     string `json:"url"`
 		Content string `json:"content"`
+		// PublishedDate comes with topic "news" only.
+		PublishedDate string `json:"published_date"`
 	} `json:"results"`
 }
 
@@ -90,7 +92,7 @@ func (t *Tavily) Search(ctx context.Context, query string, limit int) ([]Result,
 	}
 	raw := make([]Result, 0, len(*resp.Results))
 	for _, r := range *resp.Results {
-		raw = append(raw, Result{Title: r.Title, URL: r.URL, Snippet: r.Content})
+		raw = append(raw, Result{Title: r.Title, URL: r.URL, Snippet: r.Content, PublishedAt: parseDate(r.PublishedDate)})
 	}
 	return finish(raw, limit), nil
 }

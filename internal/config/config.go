@@ -56,6 +56,10 @@ type Config struct {
 	GraphQLRate, GraphQLBurst int
 	TRPCRate, TRPCBurst       int
 	RateLimitClients          int
+	// SubmitRate (per hour) and SubmitBurst ration each client's
+	// submissions of verdict analyses (the workbench API, verdict.request);
+	// a valid instance API key gets ten times both, per key.
+	SubmitRate, SubmitBurst int
 	// ReadYourWritesTimeout bounds how long registerObservedVersion waits for
 	// the serving projection to include the version it appended.
 	ReadYourWritesTimeout time.Duration
@@ -97,6 +101,11 @@ type Config struct {
 	InvestigatorConcurrency int
 	ValidatorConcurrency    int
 	LeaseTTL                time.Duration
+	// AnalystModel answers the verdict analysis's extraction and summary
+	// calls (empty: InvestigatorModel); AnalystConcurrency bounds the
+	// analyses one worker runs at once.
+	AnalystModel       string
+	AnalystConcurrency int
 	// KeystoreKeys is the key ring sealing users' OpenAI keys
 	// ("id:base64key,..."), KeystoreCurrentKeyID the id sealing new ones,
 	// KeystoreTTL how long a user's key is kept at most.
@@ -297,6 +306,10 @@ var Vars = []Var{
 		set: func(c *Config, v string) (err error) { c.TRPCBurst, err = positiveInt(v); return }},
 	{Name: "ERRATA_RATE_LIMIT_CLIENTS", Default: "50000", Doc: "clients each rate limit tracks at most (least recently seen forgotten first); about 12 MB each at 50,000",
 		set: func(c *Config, v string) (err error) { c.RateLimitClients, err = positiveInt(v); return }},
+	{Name: "ERRATA_SUBMIT_RATE", Default: "30", Doc: "verdict analyses per hour each client may request (POST /api/v1/analyses, verdict.request); a valid instance API key (x-api-key) gets ten times this and the burst, per key",
+		set: func(c *Config, v string) (err error) { c.SubmitRate, err = positiveInt(v); return }},
+	{Name: "ERRATA_SUBMIT_BURST", Default: "5", Doc: "verdict analyses a client may request at once",
+		set: func(c *Config, v string) (err error) { c.SubmitBurst, err = positiveInt(v); return }},
 	{Name: "ERRATA_READ_YOUR_WRITES_TIMEOUT", Default: "5s", Doc: "how long registerObservedVersion waits for the serving projection",
 		set: func(c *Config, v string) (err error) { c.ReadYourWritesTimeout, err = time.ParseDuration(v); return }},
 	{Name: "ERRATA_VIEW_IP_RANGE_DAILY_CAP", Default: "10", Doc: "unique-view credits per IP range, post and UTC day (changing it requires a serving replay)",
@@ -310,7 +323,7 @@ var Vars = []Var{
 			c.ProjectionLagDegraded = n
 			return nil
 		}},
-	{Name: "ERRATA_SERVER_VERIFICATION", Default: "true", Doc: "verify registered content against LessWrong, Wikipedia and Substack (false: every version is CLIENT_FALLBACK)",
+	{Name: "ERRATA_SERVER_VERIFICATION", Default: "true", Doc: "verify registered content against LessWrong, Wikipedia, Substack and the Bluesky AppView (false: every version is CLIENT_FALLBACK)",
 		set: func(c *Config, v string) (err error) { c.ServerVerification, err = strconv.ParseBool(v); return }},
 	{Name: "ERRATA_VERIFY_TIMEOUT", Default: "8s", Doc: "time budget of one server-side verification, retries included",
 		set: func(c *Config, v string) (err error) { c.VerifyTimeout, err = time.ParseDuration(v); return }},
@@ -362,6 +375,10 @@ var Vars = []Var{
 		set: func(c *Config, v string) (err error) { c.InvestigatorConcurrency, err = positiveInt(v); return }},
 	{Name: "ERRATA_VALIDATOR_CONCURRENCY", Default: "16", Doc: "claim validations one worker runs at once (at most 4 per investigation)",
 		set: func(c *Config, v string) (err error) { c.ValidatorConcurrency, err = positiveInt(v); return }},
+	{Name: "ERRATA_ANALYST_MODEL", Default: "", Doc: "model of verdict analyses (claim extraction with triage, the verdict summary; empty: ERRATA_INVESTIGATOR_MODEL); stance: ERRATA_STANCE_MODEL",
+		set: func(c *Config, v string) error { c.AnalystModel = v; return nil }},
+	{Name: "ERRATA_ANALYST_CONCURRENCY", Default: "4", Doc: "verdict analyses one worker runs at once",
+		set: func(c *Config, v string) (err error) { c.AnalystConcurrency, err = positiveInt(v); return }},
 	{Name: "ERRATA_WORK_LEASE_TTL", Default: "30s", Doc: "lease of a worker on an attempt or a validation; a dead worker's work is taken over after it",
 		set: func(c *Config, v string) (err error) { c.LeaseTTL, err = positiveDuration(v); return }},
 	{Name: "ERRATA_KEYSTORE_KEYS", Default: "", Secret: true,

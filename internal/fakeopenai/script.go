@@ -38,6 +38,9 @@ type ScriptRule struct {
 	// curly quotes, dashes, whitespace); the first rule that matches is used.
 	Match  string        `json:"match"`
 	Claims []ScriptClaim `json:"claims"`
+	// Verdict scripts the verdict analysis of the matching texts (nil:
+	// no claims, an Unverifiable summary).
+	Verdict *ScriptVerdict `json:"verdict,omitempty"`
 }
 
 // ScriptClaim is one correction stage 1 submits, and its verdict.
@@ -65,6 +68,9 @@ type ScriptSource struct {
 	// Snippet when it is judged against this claim (see Script.stance);
 	// nil: neutral.
 	Stance *ScriptStance `json:"stance,omitempty"`
+	// PublishedAt (RFC 3339) dates a verdict claim's source in the search
+	// stand-in's results (Script.SearchHandler); empty: undated.
+	PublishedAt string `json:"publishedAt,omitempty"`
 }
 
 // LoadScript reads and checks a script file.
@@ -111,6 +117,11 @@ func (sc *Script) check() error {
 			return fmt.Errorf("%s (%s): match is empty", where, r.Name)
 		}
 		names[r.Name] = true
+		if r.Verdict != nil {
+			if err := r.Verdict.check(fmt.Sprintf("rules[%d] (%s) verdict", i, r.Name)); err != nil {
+				return err
+			}
+		}
 		texts := map[string]bool{}
 		for j, c := range r.Claims {
 			where := fmt.Sprintf("rules[%d] (%s) claims[%d]", i, r.Name, j)
@@ -164,12 +175,16 @@ func (sc *Script) rule(post string) *ScriptRule {
 type ScriptLogEntry struct {
 	Seq int `json:"seq"`
 	// Kind is "investigate" (a stage-1 start), "continue" (a stage-1 turn
-	// after tool outputs), "validate", "stance" or "other".
+	// after tool outputs), "validate", "stance", "extract" and "summary"
+	// (the verdict analysis's calls) or "other".
 	Kind string `json:"kind"`
 	// Rule is the matched rule ("" when none matched).
 	Rule string `json:"rule"`
-	// Claims is the number of submissions of an "investigate" answer.
+	// Claims is the number of submissions of an "investigate" answer, or
+	// of claims of an "extract" answer.
 	Claims int `json:"claims,omitempty"`
+	// Label is the label of a "summary" answer.
+	Label string `json:"label,omitempty"`
 	// Text and Approved describe a "validate" answer; Text is also the
 	// scripted claim a "stance" request matched.
 	Text     string `json:"text,omitempty"`
@@ -181,8 +196,10 @@ type ScriptLogEntry struct {
 }
 
 // Play makes the fake answer POST /v1/responses from sc, and stance
-// requests (consumers/evidence/stance) on both /v1/responses and
-// /v1/chat/completions; other Chat Completions requests stay unscripted.
+// requests (consumers/evidence/stance) and the verdict analysis's
+// extraction and summary requests (consumers/analyst) on both
+// /v1/responses and /v1/chat/completions; other Chat Completions requests
+// stay unscripted.
 // When sc has an API key, every other key is refused. Each answer is
 // logged to log as one JSON line (ScriptLogEntry); log may be nil.
 func (s *Server) Play(sc *Script, log io.Writer) {
@@ -212,8 +229,21 @@ func (s *Server) Play(sc *Script, log io.Writer) {
 		record(ScriptLogEntry{Seq: req.Seq, Kind: "stance", Text: text, Passages: len(passages), Matched: matched})
 		return textReply(req.Endpoint, stanceAnswer(stances)), true
 	}
+	verdict := func(req Request) (Step, bool) {
+		name, text, ok := verdictRequest(req.Endpoint, req.Body)
+		if !ok {
+			return Step{}, false
+		}
+		answer, entry := sc.verdictAnswer(name, text)
+		entry.Seq = req.Seq
+		record(entry)
+		return textReply(req.Endpoint, answer), true
+	}
 	s.HandleFunc(ChatCompletions, func(req Request) Step {
 		if st, ok := stance(req); ok {
+			return st
+		}
+		if st, ok := verdict(req); ok {
 			return st
 		}
 		return Fail(http.StatusInternalServerError, APIError{Type: "server_error", Code: "fake_unscripted",
@@ -221,6 +251,9 @@ func (s *Server) Play(sc *Script, log io.Writer) {
 	})
 	s.HandleFunc(Responses, func(req Request) Step {
 		if st, ok := stance(req); ok {
+			return st
+		}
+		if st, ok := verdict(req); ok {
 			return st
 		}
 		body := req.JSON()

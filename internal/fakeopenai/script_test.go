@@ -195,8 +195,14 @@ func TestExtensionE2EScriptQuotesTheSavedPages(t *testing.T) {
 		"lesswrong":          "lesswrong-ioZxrP7BhS5ArK59w.normalized.txt",
 		"wikipedia-einstein": "wikipedia-albert-einstein-page-html-1.parseApi.normalized.txt",
 	}
-	require.Len(t, sc.Rules, len(pages))
+	checked := 0
 	for _, r := range sc.Rules {
+		if len(r.Claims) == 0 && r.Verdict != nil {
+			// Only a verdict analysis: matched by a text submitted to the
+			// workbench, not by a saved page.
+			continue
+		}
+		checked++
 		file, ok := pages[r.Name]
 		require.True(t, ok, r.Name)
 		data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "openerrata", file))
@@ -215,4 +221,5 @@ func TestExtensionE2EScriptQuotesTheSavedPages(t *testing.T) {
 		require.Greater(t, approved, 0, r.Name)
 		require.Less(t, approved, len(r.Claims), "%s: one claim is rejected", r.Name)
 	}
+	require.Equal(t, len(pages), checked)
 }

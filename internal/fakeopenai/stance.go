@@ -130,19 +130,31 @@ func fencedSections(text string) ([]section, error) {
 }
 
 // stance is the scripted stance of each passage of a stance request. The
-// claim is the scripted claim whose text the request's claim contains (the
-// longest such text, compared normalized); each passage takes the stance of
-// that claim's source whose snippet it contains (the longest snippet).
+// claim is the scripted claim (of an investigation, or of a verdict
+// analysis) whose text the request's claim contains (the longest such
+// text, compared normalized); each passage takes the stance of that
+// claim's source whose snippet it contains (the longest snippet).
 // Everything else, a source without a stance included, is neutral (entail
 // 0, contradict 0, neutral 1).
 func (sc *Script) stance(claim string, passages []string) (claimText string, out []ScriptStance, matched int) {
-	var best *ScriptClaim
+	type scripted struct {
+		text    string
+		sources []ScriptSource
+	}
+	var best *scripted
 	c := collapse(claim)
+	consider := func(text string, sources []ScriptSource) {
+		if t := collapse(text); strings.Contains(c, t) && (best == nil || len(t) > len(collapse(best.text))) {
+			best = &scripted{text: text, sources: sources}
+		}
+	}
 	for i := range sc.Rules {
-		for j := range sc.Rules[i].Claims {
-			sclaim := &sc.Rules[i].Claims[j]
-			if t := collapse(sclaim.Text); strings.Contains(c, t) && (best == nil || len(t) > len(collapse(best.Text))) {
-				best = sclaim
+		for _, sclaim := range sc.Rules[i].Claims {
+			consider(sclaim.Text, sclaim.Sources)
+		}
+		if v := sc.Rules[i].Verdict; v != nil {
+			for _, vc := range v.Claims {
+				consider(vc.Text, vc.Sources)
 			}
 		}
 	}
@@ -154,8 +166,8 @@ func (sc *Script) stance(claim string, passages []string) (claimText string, out
 		}
 		p = collapse(p)
 		var src *ScriptSource
-		for i := range best.Sources {
-			s := &best.Sources[i]
+		for i := range best.sources {
+			s := &best.sources[i]
 			if snip := collapse(s.Snippet); strings.Contains(p, snip) && (src == nil || len(snip) > len(collapse(src.Snippet))) {
 				src = s
 			}
@@ -166,7 +178,7 @@ func (sc *Script) stance(claim string, passages []string) (claimText string, out
 		}
 	}
 	if best != nil {
-		claimText = best.Text
+		claimText = best.text
 	}
 	return claimText, out, matched
 }

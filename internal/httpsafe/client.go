@@ -52,7 +52,7 @@ func New(opts ...Option) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	d := newDialer(&policy{ports: cfg.ports, loopbackAny: cfg.loopbackAny, loopbackAddrs: cfg.loopbackAddrs}, cfg.resolver)
+	d := newDialer(&policy{ports: cfg.ports, loopbackAny: cfg.loopbackAny, loopbackAddrs: cfg.loopbackAddrs, operatorAddrs: cfg.operatorAddrs}, cfg.resolver)
 	transport := &http.Transport{
 		// Never a proxy: the environment must not route around the checks,
 		// and a proxy would dial for us, out of reach of the dial check.

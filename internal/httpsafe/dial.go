@@ -16,12 +16,16 @@ type policy struct {
 	ports         map[uint16]bool
 	loopbackAny   bool
 	loopbackAddrs map[netip.AddrPort]bool
+	operatorAddrs map[netip.AddrPort]bool
 }
 
 // check returns nil if ap may be dialled, else an error wrapping
 // ErrBlockedAddress or ErrBlockedPort.
 func (p *policy) check(ap netip.AddrPort) error {
 	a := ap.Addr().WithZone("").Unmap()
+	if p.operatorAddrs[netip.AddrPortFrom(a, ap.Port())] {
+		return nil
+	}
 	if a.IsLoopback() && (p.loopbackAny || p.loopbackAddrs[netip.AddrPortFrom(a, ap.Port())]) {
 		return nil
 	}

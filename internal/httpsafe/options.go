@@ -41,6 +41,8 @@ type config struct {
 	// Loopback access, only ever set by the *ForTests options.
 	loopbackAny   bool
 	loopbackAddrs map[netip.AddrPort]bool
+	// operatorAddrs are endpoints an operator configured (AllowOperatorEndpoint).
+	operatorAddrs map[netip.AddrPort]bool
 }
 
 func defaultConfig() config {
@@ -145,6 +147,20 @@ func AllowLoopbackAddrsForTests(addrs ...netip.AddrPort) Option {
 				c.loopbackAddrs[netip.AddrPortFrom(a, ap.Port())] = true
 			}
 		}
+	}
+}
+
+// AllowOperatorEndpoint lets the client reach exactly one endpoint that the
+// operator configured, such as a self-hosted search server on loopback or
+// a private network, and no other address or port of that host. It is for
+// endpoints named in the process's own configuration, never for a URL that
+// came from a request, a model or a page: those keep every check.
+func AllowOperatorEndpoint(ap netip.AddrPort) Option {
+	return func(c *config) {
+		if c.operatorAddrs == nil {
+			c.operatorAddrs = map[netip.AddrPort]bool{}
+		}
+		c.operatorAddrs[netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())] = true
 	}
 }
 

@@ -61,6 +61,8 @@ type RegisterInput struct {
 	x         *xMetadata
 	substack  *substackMetadata
 	wikipedia *wikipediaMetadata
+	bluesky   *blueskyMetadata
+	threads   *threadsMetadata
 }
 
 type lessWrongMetadata struct {
@@ -105,6 +107,28 @@ type wikipediaMetadata struct {
 	DisplayTitle   *string `json:"displayTitle"`
 	LastModifiedAt *string `json:"lastModifiedAt"`
 	HTMLContent    *string `json:"htmlContent"`
+}
+
+// blueskyMetadata is BLUESKY's metadata. The post's identity is the
+// externalId, its AT URI; the text is observedContentText (the record's
+// text as the post shows it, without quoted posts, link cards or alt text).
+type blueskyMetadata struct {
+	Handle      string  `json:"handle"`
+	DisplayName *string `json:"displayName"`
+	CreatedAt   *string `json:"createdAt"`
+	LikeCount   *int    `json:"likeCount"`
+	RepostCount *int    `json:"repostCount"`
+	ReplyCount  *int    `json:"replyCount"`
+}
+
+// threadsMetadata is THREADS' metadata. The externalId is the post code.
+type threadsMetadata struct {
+	Username    string  `json:"username"`
+	DisplayName *string `json:"displayName"`
+	PostedAt    *string `json:"postedAt"`
+	LikeCount   *int    `json:"likeCount"`
+	ReplyCount  *int    `json:"replyCount"`
+	RepostCount *int    `json:"repostCount"`
 }
 
 // DecodeStrict decodes one JSON value into v, rejecting unknown fields and
@@ -181,8 +205,12 @@ func (in *RegisterInput) validate() error {
 		return in.validateX()
 	case events.PlatformSubstack:
 		return in.validateSubstack()
-	default:
+	case events.PlatformWikipedia:
 		return in.validateWikipedia()
+	case events.PlatformBluesky:
+		return in.validateBluesky()
+	default:
+		return in.validateThreads()
 	}
 }
 
@@ -378,6 +406,83 @@ func (in *RegisterInput) validateWikipedia() error {
 	id := content.WikipediaExternalID(m.Language, m.PageID)
 	in.ExternalID = &id
 	in.wikipedia = &m
+	return nil
+}
+
+func (in *RegisterInput) validateBluesky() error {
+	if err := in.requireExternalID(); err != nil {
+		return err
+	}
+	if _, _, err := content.ParseBlueskyPostURI(*in.ExternalID); err != nil {
+		return inputErr("externalId", "must be the post's AT URI at://{did}/%s/{rkey}: %v", content.BlueskyPostCollection, err)
+	}
+	if err := in.requireObservedText(); err != nil {
+		return err
+	}
+	var m blueskyMetadata
+	if err := DecodeStrict(in.Metadata, &m, "metadata"); err != nil {
+		return err
+	}
+	if err := checkSocialName("metadata.handle", m.Handle, MaxBlueskyHandleChars, content.NormalizeBlueskyHandle); err != nil {
+		return err
+	}
+	if err := checkOptional("metadata.displayName", m.DisplayName, MaxDisplayNameChars); err != nil {
+		return err
+	}
+	if err := checkCounts(map[string]*int{"metadata.likeCount": m.LikeCount, "metadata.repostCount": m.RepostCount, "metadata.replyCount": m.ReplyCount}); err != nil {
+		return err
+	}
+	if err := checkTimes(map[string]*string{"metadata.createdAt": m.CreatedAt}); err != nil {
+		return err
+	}
+	in.bluesky = &m
+	return nil
+}
+
+func (in *RegisterInput) validateThreads() error {
+	if err := in.requireExternalID(); err != nil {
+		return err
+	}
+	if !content.ValidThreadsCode(*in.ExternalID) {
+		return inputErr("externalId", "must be the Threads post code, the last segment of threads.com/@{username}/post/{code} (5 to 64 letters, digits, - or _)")
+	}
+	if err := in.requireObservedText(); err != nil {
+		return err
+	}
+	var m threadsMetadata
+	if err := DecodeStrict(in.Metadata, &m, "metadata"); err != nil {
+		return err
+	}
+	if err := checkSocialName("metadata.username", m.Username, MaxHandleChars, content.NormalizeThreadsUsername); err != nil {
+		return err
+	}
+	if err := checkOptional("metadata.displayName", m.DisplayName, MaxDisplayNameChars); err != nil {
+		return err
+	}
+	if err := checkCounts(map[string]*int{"metadata.likeCount": m.LikeCount, "metadata.replyCount": m.ReplyCount, "metadata.repostCount": m.RepostCount}); err != nil {
+		return err
+	}
+	if err := checkTimes(map[string]*string{"metadata.postedAt": m.PostedAt}); err != nil {
+		return err
+	}
+	in.threads = &m
+	return nil
+}
+
+// checkSocialName validates a Bluesky handle or Threads username: present,
+// storable and bounded (after spaces and one "@"), then in the platform's
+// syntax.
+func checkSocialName(field, raw string, maxChars int, normalize func(string) (string, error)) error {
+	trimmed := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(raw), "@"))
+	if trimmed == "" {
+		return inputErr(field, "is required")
+	}
+	if err := CheckString(field, trimmed, maxChars); err != nil {
+		return err
+	}
+	if _, err := normalize(raw); err != nil {
+		return inputErr(field, "%v", err)
+	}
 	return nil
 }
 

@@ -148,6 +148,8 @@ func TestParseRegisterInputAcceptsEveryPlatform(t *testing.T) {
 		{"X", validX(), "1790000000000000000"},
 		{"SUBSTACK", validSubstack(), "144000000"},
 		{"WIKIPEDIA", validWikipedia(), "en:736"},
+		{"BLUESKY", validBluesky(), "at://did:plc:ewvi7nxzyoun6zhxrhs64oiz/app.bsky.feed.post/3lbg6v5ctk22w"},
+		{"THREADS", validThreads(), "DBxK2mYsQpL"},
 		// Optional fields the extension sends as null.
 		{"LESSWRONG null authorSlug", with(validLessWrong(), "metadata.authorSlug", nil), "ioZxrP7BhS5ArK59w"},
 		{"X null authorDisplayName", with(validX(), "metadata.authorDisplayName", nil), "1790000000000000000"},
@@ -175,7 +177,7 @@ func TestParseRegisterInputRejections(t *testing.T) {
 		field string
 		msg   string // substring of the message
 	}{
-		{"unknown platform", with(validX(), "platform", "MASTODON"), "platform", "must be one of LESSWRONG, X, SUBSTACK, WIKIPEDIA"},
+		{"unknown platform", with(validX(), "platform", "MASTODON"), "platform", "must be one of LESSWRONG, X, SUBSTACK, WIKIPEDIA, BLUESKY, THREADS"},
 		{"lowercase platform", with(validX(), "platform", "x"), "platform", "must be one of"},
 		{"missing url", with(validX(), "url", del), "url", "absolute http(s) URL"},
 		{"relative url", with(validX(), "url", "/status/1"), "url", "absolute http(s) URL"},
@@ -301,5 +303,5 @@ func TestDecodeStrictNamesNestedFields(t *testing.T) {
 }
 
 func TestParseRegisterInputPlatformsAreTheEventPlatforms(t *testing.T) {
-	require.Equal(t, []string{"LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA"}, events.Platforms)
+	require.Equal(t, []string{"LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA", "BLUESKY", "THREADS"}, events.Platforms)
 }

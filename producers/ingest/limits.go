@@ -27,12 +27,17 @@ const (
 	// MaxExternalIDChars: externalId (LessWrong ids have 17 characters,
 	// tweet ids 19 digits); also batchStatus' externalId.
 	MaxExternalIDChars = 256
-	// MaxHandleChars: X authorHandle (after trimming spaces and one "@")
-	// and Substack authorSubstackHandle.
+	// MaxHandleChars: X authorHandle (after trimming spaces and one "@"),
+	// Substack authorSubstackHandle and Threads username (whose syntax
+	// allows 30).
 	MaxHandleChars = 64
+	// MaxBlueskyHandleChars: Bluesky handle (after trimming spaces and one
+	// "@"), a domain name: the AT Protocol's own limit.
+	MaxBlueskyHandleChars = content.MaxBlueskyHandleChars
 	// MaxSlugChars: LessWrong slug and authorSlug, Substack slug.
 	MaxSlugChars = 512
-	// MaxDisplayNameChars: X authorDisplayName, LessWrong and Substack authorName.
+	// MaxDisplayNameChars: X authorDisplayName, LessWrong and Substack
+	// authorName, Bluesky and Threads displayName.
 	MaxDisplayNameChars = 256
 	// MaxTitleChars: LessWrong, Substack and Wikipedia title, Wikipedia displayTitle.
 	MaxTitleChars = 1000

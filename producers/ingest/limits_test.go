@@ -76,6 +76,12 @@ func storedFields() []storedField {
 		{"metadata.title", at(validWikipedia, "metadata.title"), ingest.MaxTitleChars},
 		{"metadata.displayTitle", at(validWikipedia, "metadata.displayTitle"), ingest.MaxTitleChars},
 		{"metadata.htmlContent", at(validWikipedia, "metadata.htmlContent"), 0},
+		// Bluesky and Threads (their handle, username and external id have
+		// a syntax: TestParseRegisterInputSocialIdentity)
+		{"observedContentText", at(validBluesky, "observedContentText"), 0},
+		{"metadata.displayName", at(validBluesky, "metadata.displayName"), ingest.MaxDisplayNameChars},
+		{"observedContentText", at(validThreads, "observedContentText"), 0},
+		{"metadata.displayName", at(validThreads, "metadata.displayName"), ingest.MaxDisplayNameChars},
 	}
 }
 
@@ -283,6 +289,7 @@ func TestLimitsAreDocumented(t *testing.T) {
 	}{
 		{"`externalId`", ingest.MaxExternalIDChars},
 		{"X `authorHandle`", ingest.MaxHandleChars},
+		{"Bluesky `handle`", ingest.MaxBlueskyHandleChars},
 		{"slugs", ingest.MaxSlugChars},
 		{"display names", ingest.MaxDisplayNameChars},
 		{"titles", ingest.MaxTitleChars},

@@ -142,7 +142,7 @@ func (s *Service) Register(ctx context.Context, in *RegisterInput, caller Caller
 // BuildRegistration derives the registration payload from validated input:
 // canonical text, version identity, author and platform metadata.
 func BuildRegistration(in *RegisterInput) (*events.PostVersionRegisteredV1, error) {
-	if in.lesswrong == nil && in.x == nil && in.substack == nil && in.wikipedia == nil {
+	if in.lesswrong == nil && in.x == nil && in.substack == nil && in.wikipedia == nil && in.bluesky == nil && in.threads == nil {
 		return nil, errors.New("input was not validated")
 	}
 	var text, clientHTML string
@@ -262,7 +262,38 @@ func fillPlatform(p *events.PostVersionRegisteredV1, in *RegisterInput) {
 			p.ClientHTML = *m.HTMLContent
 		}
 		// Wikipedia articles have no single author.
+	case in.bluesky != nil:
+		m := in.bluesky
+		did, rkey, _ := content.ParseBlueskyPostURI(p.ExternalID) // validated
+		handle, _ := content.NormalizeBlueskyHandle(m.Handle)     // validated
+		p.Bluesky = &events.BlueskyMetaV1{
+			DID: did, RKey: rkey, Handle: handle, DisplayName: deref(m.DisplayName), CreatedAt: optTime(m.CreatedAt),
+			LikeCount: m.LikeCount, RepostCount: m.RepostCount, ReplyCount: m.ReplyCount,
+		}
+		// The DID is the account; its handle may change.
+		p.Author = &events.AuthorV1{PlatformUserID: did, DisplayName: blueskyAuthorName(p.Bluesky)}
+	case in.threads != nil:
+		m := in.threads
+		username, _ := content.NormalizeThreadsUsername(m.Username) // validated
+		p.Threads = &events.ThreadsMetaV1{
+			Code: p.ExternalID, Username: username, DisplayName: deref(m.DisplayName), PostedAt: optTime(m.PostedAt),
+			LikeCount: m.LikeCount, ReplyCount: m.ReplyCount, RepostCount: m.RepostCount,
+		}
+		name := p.Threads.DisplayName
+		if name == "" {
+			name = username
+		}
+		p.Author = &events.AuthorV1{PlatformUserID: username, DisplayName: name}
 	}
+}
+
+// blueskyAuthorName is the author's display name, or the handle when the
+// account has none.
+func blueskyAuthorName(m *events.BlueskyMetaV1) string {
+	if m.DisplayName != "" {
+		return m.DisplayName
+	}
+	return m.Handle
 }
 
 // RecordView appends a view of a registered version.

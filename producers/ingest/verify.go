@@ -20,6 +20,7 @@ type Verifier interface {
 	LessWrong(ctx context.Context, postID string) (canonical.Result, error)
 	Wikipedia(ctx context.Context, req canonical.WikipediaRequest) (canonical.Result, error)
 	Substack(ctx context.Context, req canonical.SubstackRequest) (canonical.Result, error)
+	Bluesky(ctx context.Context, req canonical.BlueskyRequest) (canonical.Result, error)
 }
 
 // Option configures a Service.
@@ -39,6 +40,11 @@ func WithVerifier(v Verifier, timeout time.Duration) Option {
 // server could check a tweet against.
 var errXNotVerifiable = errors.New("X posts cannot be verified server-side")
 
+// errThreadsNotVerifiable explains Threads posts' provenance: Threads has
+// no public API a server can read a post from without an account, so
+// Threads versions are always CLIENT_FALLBACK.
+var errThreadsNotVerifiable = fmt.Errorf("Threads has no public API to read a post from: %w", canonical.ErrNotVerifiable)
+
 // verify replaces the client-derived registration p with the platform's
 // canonical version when the platform answers, and returns the integrity
 // anomalies between the two. When verification fails p stays
@@ -46,6 +52,10 @@ var errXNotVerifiable = errors.New("X posts cannot be verified server-side")
 func (s *Service) verify(ctx context.Context, in *RegisterInput, p *events.PostVersionRegisteredV1) ([]*events.PostIntegrityAnomalyRecordedV1, error) {
 	if in.x != nil {
 		p.ServerFetchError = errXNotVerifiable.Error()
+		return nil, nil
+	}
+	if in.threads != nil {
+		p.ServerFetchError = errThreadsNotVerifiable.Error()
 		return nil, nil
 	}
 	if s.verifier == nil {
@@ -66,6 +76,10 @@ func (s *Service) verify(ctx context.Context, in *RegisterInput, p *events.PostV
 	case in.substack != nil:
 		res, err = s.verifier.Substack(vctx, canonical.SubstackRequest{
 			PostID: p.ExternalID, PublicationSubdomain: in.substack.PublicationSubdomain, Slug: in.substack.Slug,
+		})
+	case in.bluesky != nil:
+		res, err = s.verifier.Bluesky(vctx, canonical.BlueskyRequest{
+			DID: p.Bluesky.DID, RKey: p.Bluesky.RKey, Handle: p.Bluesky.Handle,
 		})
 	}
 	if err == nil && res.Text == "" {
@@ -99,6 +113,17 @@ func (s *Service) verify(ctx context.Context, in *RegisterInput, p *events.PostV
 		p.ExternalID = res.Wikipedia.ExternalID()
 		p.Wikipedia.PageID = res.Wikipedia.PageID
 		p.Wikipedia.RevisionID = res.Wikipedia.RevisionID
+	}
+	if b := res.Bluesky; b != nil && p.Bluesky != nil {
+		// The AppView's account identity and record; the DID and record
+		// key were the question, so they cannot differ.
+		m := *p.Bluesky
+		m.Handle, m.DisplayName, m.CID = b.Handle, b.DisplayName, b.CID
+		if b.CreatedAt != nil {
+			m.CreatedAt = b.CreatedAt
+		}
+		p.Bluesky = &m
+		p.Author = &events.AuthorV1{PlatformUserID: m.DID, DisplayName: blueskyAuthorName(&m)}
 	}
 	p.PostID = events.PostID(p.Platform, p.ExternalID)
 	p.PostVersionID = events.PostVersionID(p.PostID, id.VersionHash)
@@ -234,6 +259,13 @@ func (c *verifyCache) Wikipedia(ctx context.Context, req canonical.WikipediaRequ
 	key := "wp" + cacheKeySeparator + req.Language + cacheKeySeparator + req.PageID + cacheKeySeparator + req.RevisionID
 	return c.get(ctx, key, cacheTTLRevision, func(ctx context.Context) (canonical.Result, error) {
 		return c.next.Wikipedia(ctx, req)
+	})
+}
+
+func (c *verifyCache) Bluesky(ctx context.Context, req canonical.BlueskyRequest) (canonical.Result, error) {
+	key := "bs" + cacheKeySeparator + req.DID + cacheKeySeparator + req.RKey + cacheKeySeparator + req.Handle
+	return c.get(ctx, key, cacheTTLMutable, func(ctx context.Context) (canonical.Result, error) {
+		return c.next.Bluesky(ctx, req)
 	})
 }
 

@@ -32,6 +32,9 @@ func (f *fakeVerifier) Wikipedia(context.Context, canonical.WikipediaRequest) (c
 func (f *fakeVerifier) Substack(context.Context, canonical.SubstackRequest) (canonical.Result, error) {
 	return f.answer()
 }
+func (f *fakeVerifier) Bluesky(context.Context, canonical.BlueskyRequest) (canonical.Result, error) {
+	return f.answer()
+}
 
 func mustParse(t *testing.T, body string) *RegisterInput {
 	t.Helper()

@@ -1,7 +1,8 @@
 // Package selector picks the posts most worth investigating and appends
 // investigation requests for them (spec 2.10, 3.6): the latest version of
 // each post, at most the word limit, with no investigation yet, highest
-// unique-view score first, within a daily budget.
+// unique-view score first, within a daily budget, on the platforms whose
+// pages show inline corrections (InlinePlatforms).
 //
 // Requests are events with a deterministic investigation id, so a repeated
 // or concurrent run can never create a second investigation for a version;
@@ -81,6 +82,14 @@ var ErrProjectionLagging = errors.New("serving projection did not catch up")
 
 const lockKey = "errata-selector"
 
+// InlinePlatforms are the platforms whose posts the selector investigates:
+// those where the extension highlights corrected claims inline. Bluesky and
+// Threads posts get a verdict for the whole post when someone asks (the
+// Fact-check button); an inline investigation there would spend the budget
+// on highlights no page shows, so the selector never picks them (an
+// explicit investigateNow still may).
+var InlinePlatforms = []string{events.PlatformLessWrong, events.PlatformX, events.PlatformSubstack, events.PlatformWikipedia}
+
 // Run selects candidates and appends one request each.
 func (s *Selector) Run(ctx context.Context) (Result, error) {
 	conn, err := s.pool.Acquire(ctx)
@@ -121,9 +130,9 @@ func (s *Selector) Run(ctx context.Context) (Result, error) {
 		JOIN posts p ON p.id = l.post_id
 		JOIN content_blobs cb ON cb.content_hash = l.content_hash
 		LEFT JOIN investigations i ON i.post_version_id = l.id
-		WHERE cb.word_count <= $1 AND i.id IS NULL
+		WHERE cb.word_count <= $1 AND i.id IS NULL AND p.platform = ANY($3)
 		ORDER BY p.unique_view_score DESC, p.id
-		LIMIT $2`, s.cfg.MaxWords, res.Remaining)
+		LIMIT $2`, s.cfg.MaxWords, res.Remaining, InlinePlatforms)
 	if err != nil {
 		return Result{}, fmt.Errorf("select candidates: %w", err)
 	}

@@ -70,6 +70,38 @@ func ReadLog(ctx context.Context, src LogSource, investigationID string) (*Trail
 	return Build(investigationID, invRecs, post)
 }
 
+// ReadAnalysisLog reads the trail of one verdict analysis straight from
+// Kafka: the partition of the analyses topic its id maps to, from its
+// start to its end offset at the time of the call (see ReadLog).
+func ReadAnalysisLog(ctx context.Context, src LogSource, analysisID string) (*AnalysisTrail, error) {
+	if !isUUID(analysisID) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidAnalysisID, analysisID)
+	}
+	timeout := src.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cl, err := kafka.NewClient(src.Brokers)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	topic := src.Topics.Name(events.TopicAnalyses)
+	recs, err := readKey(ctx, cl, src.Brokers, src.Registry, topic, analysisID, IsAnalysisType)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: %s is not on %s", ErrAnalysisNotFound, analysisID, topic)
+	}
+	return BuildAnalysis(analysisID, recs)
+}
+
+// ErrInvalidAnalysisID is returned for an analysis id that is not a UUID.
+var ErrInvalidAnalysisID = errors.New("analysis id must be a UUID")
+
 func isUUID(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && u.String() == s

@@ -51,7 +51,7 @@ var _ pgproj.PositionedApplier = (*Applier)(nil)
 // Handles implements pgproj.Applier (t is the stored type of a record).
 func (a *Applier) Handles(t string) bool {
 	cur := a.registry.CurrentType(t)
-	return IsInvestigationType(cur) || IsPostType(cur)
+	return IsInvestigationType(cur) || IsPostType(cur) || IsAnalysisType(cur)
 }
 
 // Apply implements pgproj.Applier; the audit needs positions.
@@ -79,6 +79,16 @@ func (a *Applier) ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []pgproj.P
 			}
 			byVersion[p.PostVersionID] = append(byVersion[p.PostVersionID], rec)
 		default:
+			if IsAnalysisType(ev.Type()) {
+				msg, err := a.registry.Encode(ev)
+				if err != nil {
+					return fmt.Errorf("audit: encode %s: %w", ev.ID, err)
+				}
+				b.Queue(`INSERT INTO audit_analysis_events (event_id, analysis_id, topic, partition, kafka_offset, event_type, event_time, envelope)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_id) DO NOTHING`,
+					ev.ID, ev.Subject, pe.Topic, pe.Partition, pe.Offset, ev.Type(), ev.Time, msg.Value)
+				continue
+			}
 			if !IsInvestigationType(ev.Type()) {
 				return fmt.Errorf("audit: unexpected payload %T", ev.Payload)
 			}
@@ -229,4 +239,87 @@ func (r *Reader) Trail(ctx context.Context, investigationID string) (*Trail, err
 		return nil, nil
 	}
 	return t.Public()
+}
+
+// FullAnalysisTrail is the whole trail of a verdict analysis in any
+// state, exact exchange bodies and requester hashes included (operators
+// and auditors). ErrAnalysisNotFound when the projection has no event of
+// it; ErrInvalidAnalysisID when id is not a UUID.
+func (r *Reader) FullAnalysisTrail(ctx context.Context, analysisID string) (*AnalysisTrail, error) {
+	if !isUUID(analysisID) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidAnalysisID, analysisID)
+	}
+	got, err := r.fullAnalysisTrails(ctx, []string{analysisID})
+	if err != nil {
+		return nil, err
+	}
+	t, ok := got[analysisID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrAnalysisNotFound, analysisID)
+	}
+	return t, nil
+}
+
+// fullAnalysisTrails builds the trails of ids from one query; analyses
+// without events are absent.
+func (r *Reader) fullAnalysisTrails(ctx context.Context, ids []string) (map[string]*AnalysisTrail, error) {
+	rows, err := r.pool.Query(ctx, `SELECT analysis_id::text, topic, partition, kafka_offset, envelope FROM audit_analysis_events
+		WHERE analysis_id = ANY($1::uuid[]) ORDER BY analysis_id, partition, kafka_offset`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read analysis events: %w", err)
+	}
+	defer rows.Close()
+	byID := map[string][]Record{}
+	for rows.Next() {
+		var id string
+		var pos Position
+		var env []byte
+		if err := rows.Scan(&id, &pos.Topic, &pos.Partition, &pos.Offset, &env); err != nil {
+			return nil, err
+		}
+		ev, err := r.registry.Decode(env)
+		if err != nil {
+			return nil, fmt.Errorf("audit: stored event at %s: %w", pos, err)
+		}
+		byID[id] = append(byID[id], Record{Event: ev, Position: pos})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: read analysis events: %w", err)
+	}
+	out := make(map[string]*AnalysisTrail, len(byID))
+	for id, recs := range byID {
+		t, err := BuildAnalysis(id, recs)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
+	return out, nil
+}
+
+// AnalysisTrails are the public trails of analyses in any state (the job
+// JSON is public in any state too; see AnalysisTrail.Public for what they
+// leave out), from one query; ids without events (or not UUIDs) are
+// absent. The public GraphQL field resolves through this, batched.
+func (r *Reader) AnalysisTrails(ctx context.Context, ids []string) (map[string]*AnalysisTrail, error) {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if isUUID(id) {
+			valid = append(valid, id)
+		}
+	}
+	if len(valid) == 0 {
+		return map[string]*AnalysisTrail{}, nil
+	}
+	full, err := r.fullAnalysisTrails(ctx, valid)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*AnalysisTrail, len(full))
+	for id, t := range full {
+		if out[id], err = t.Public(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -12,6 +12,10 @@ import (
 // JSON renders the trail as indented JSON (field order as declared), with
 // a trailing newline and without HTML escaping.
 func JSON(t *Trail) ([]byte, error) {
+	return renderJSON(t)
+}
+
+func renderJSON(t any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -34,6 +34,9 @@ var TableTopics = map[string]events.Topic{
 	"attempts":           events.TopicInvestigations,
 	"claim_assessments":  events.TopicInvestigations,
 	"assessment_sources": events.TopicInvestigations,
+	"analyses":           events.TopicAnalyses,
+	"analysis_attempts":  events.TopicAnalyses,
+	"post_verdicts":      events.TopicAnalyses,
 }
 
 // DumpBelow is Dump restricted to the rows whose log position is below

@@ -430,9 +430,27 @@ func (p *Projector) insert(ctx context.Context, s *rowSet) error {
 	}); err != nil {
 		return err
 	}
-	return insertChunks(ctx, p.conn, p.insertRows, "assessment_sources", s.assessmentSources, func(b driver.Batch, r assessmentSourceRow) error {
+	if err := insertChunks(ctx, p.conn, p.insertRows, "assessment_sources", s.assessmentSources, func(b driver.Batch, r assessmentSourceRow) error {
 		return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Position, r.URL, r.Domain, r.Tier, r.Rule, r.Origin,
 			r.Entail, r.Contradict, r.Neutral, r.StanceNote, r.Num, r.Recency, r.AssessedAt, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	if err := insertChunks(ctx, p.conn, p.insertRows, "analyses", s.analyses, func(b driver.Batch, r analysisRow) error {
+		return b.Append(r.EventID, r.AnalysisID, r.InputKind, r.Platform, r.Source, r.Prompt, r.TextLength, r.RequestedAt,
+			r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	if err := insertChunks(ctx, p.conn, p.insertRows, "analysis_attempts", s.analysisAttempts, func(b driver.Batch, r analysisAttemptRow) error {
+		return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Prompts, r.Provider, r.Model, r.RegistryVersion,
+			r.PolicyVersion, r.Rubric, r.StartedAt, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	return insertChunks(ctx, p.conn, p.insertRows, "post_verdicts", s.postVerdicts, func(b driver.Batch, r postVerdictRow) error {
+		return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Label, r.Band, r.TruthPercent, r.Confidence, r.ConfidenceBand,
+			r.Caps, r.ClaimCount, r.CaveatCount, r.SourceCount, r.FromSearch, r.VerdictAt, r.partition, r.offset)
 	})
 }
 
@@ -451,6 +469,10 @@ var columns = map[string]string{
 		"query_count, query_errors, source_count, dropped_count, stance_provider, stance_model, stance_prompt_version, assessed_at, log_partition, log_offset",
 	"assessment_sources": "event_id, submission_id, investigation_id, position, url, domain, tier, rule, origin, entail, contradict, neutral, stance_note, num, recency, " +
 		"assessed_at, log_partition, log_offset",
+	"analyses":          "event_id, analysis_id, input_kind, platform, source, prompt_version, text_length, requested_at, log_partition, log_offset",
+	"analysis_attempts": "event_id, analysis_id, attempt, prompts, provider, model, registry_version, policy_version, rubric_version, started_at, log_partition, log_offset",
+	"post_verdicts": "event_id, analysis_id, attempt, label, band, truth_percent, confidence, confidence_band, caps, claim_count, caveat_count, " +
+		"source_count, from_search, verdict_at, log_partition, log_offset",
 }
 
 func insertChunks[R any](ctx context.Context, conn driver.Conn, size int, table string, rows []R, appendRow func(driver.Batch, R) error) error {

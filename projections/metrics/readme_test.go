@@ -69,11 +69,13 @@ func round4(x float64) string {
 
 func TestREADMEQueries(t *testing.T) {
 	queries := readmeQueries(t)
-	require.Len(t, queries, 10, "the expectations below follow the README's examples in order")
+	require.Len(t, queries, 12, "the expectations below follow the README's examples in order")
 
 	w := newWorkload(4, 200, 3)
 	f := newFixture(t, 0)
 	f.feed(t, w.batches(500, 4))
+	analyses := analysisWorkload(4, 160)
+	f.feed(t, analysisRecordsOf(t, analyses, 3, 200))
 	m := buildModel(w.events)
 	march, april := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
 	mid := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
@@ -182,6 +184,7 @@ func TestREADMEQueries(t *testing.T) {
 	}
 	want = append(want, b.String())
 	want = append(want, m.assessmentAnswers(t, march, april)...)
+	want = append(want, analysisAnswers(t, analyses)...)
 
 	for i, q := range queries {
 		require.NotEmpty(t, strings.TrimSpace(want[i]), "query %d: the workload must give it something to count", i+1)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/errata-dev/errata/events"
 )
@@ -99,6 +100,49 @@ type assessmentSourceRow struct {
 	position
 }
 
+type analysisRow struct {
+	EventID, AnalysisID                 string
+	InputKind, Platform, Source, Prompt string
+	TextLength                          uint32
+	RequestedAt                         time.Time
+	position
+}
+
+type analysisAttemptRow struct {
+	EventID, AnalysisID                                     string
+	Attempt                                                 uint32
+	Prompts                                                 []string
+	Provider, Model, RegistryVersion, PolicyVersion, Rubric string
+	StartedAt                                               time.Time
+	position
+}
+
+type postVerdictRow struct {
+	EventID, AnalysisID                  string
+	Attempt                              uint32
+	Label, Band                          string
+	TruthPercent, Confidence             uint8
+	ConfidenceBand                       string
+	Caps                                 []string
+	ClaimCount, CaveatCount, SourceCount uint32
+	FromSearch                           uint32
+	VerdictAt                            time.Time
+	position
+}
+
+// ConfidenceBand is the band of a 0-100 confidence the analysts' tables
+// group by: 0-39, 40-69 or 70-100.
+func ConfidenceBand(confidence int) string {
+	switch {
+	case confidence < 40:
+		return "0-39"
+	case confidence < 70:
+		return "40-69"
+	default:
+		return "70-100"
+	}
+}
+
 // Statuses of investigations rows: which event a row is.
 const (
 	StatusRequested = "REQUESTED"
@@ -115,6 +159,9 @@ type rowSet struct {
 	attempts          []attemptRow
 	assessments       []assessmentRow
 	assessmentSources []assessmentSourceRow
+	analyses          []analysisRow
+	analysisAttempts  []analysisAttemptRow
+	postVerdicts      []postVerdictRow
 }
 
 // merge appends o's rows.
@@ -126,11 +173,15 @@ func (s *rowSet) merge(o *rowSet) {
 	s.attempts = append(s.attempts, o.attempts...)
 	s.assessments = append(s.assessments, o.assessments...)
 	s.assessmentSources = append(s.assessmentSources, o.assessmentSources...)
+	s.analyses = append(s.analyses, o.analyses...)
+	s.analysisAttempts = append(s.analysisAttempts, o.analysisAttempts...)
+	s.postVerdicts = append(s.postVerdicts, o.postVerdicts...)
 }
 
 func (s *rowSet) len() int {
 	return len(s.postVersions) + len(s.views) + len(s.investigations) + len(s.claims) +
-		len(s.attempts) + len(s.assessments) + len(s.assessmentSources)
+		len(s.attempts) + len(s.assessments) + len(s.assessmentSources) +
+		len(s.analyses) + len(s.analysisAttempts) + len(s.postVerdicts)
 }
 
 // handledTypes are the stored event types the projection reads (v1 views are
@@ -145,6 +196,11 @@ var handledTypes = map[string]bool{
 	// Attempts give assessments their prompt version and model.
 	events.TypeInvestigationAttemptStartedV1: true,
 	events.TypeInvestigationClaimAssessedV1:  true,
+	// Verdict analyses: requests (platform, source), attempts (versions)
+	// and post verdicts.
+	events.TypeAnalysisRequestedV1:      true,
+	events.TypeAnalysisAttemptStartedV1: true,
+	events.TypeAnalysisPostVerdictV1:    true,
 }
 
 // Handles reports whether the projection reads events of the stored type t.
@@ -236,6 +292,34 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 			Provider: p.Provider, Model: p.Model, Credential: p.Credential, StartedAt: at, position: pos})
 	case *events.InvestigationClaimAssessedV1:
 		s.addAssessment(ev.ID, at, pos, p)
+	case *events.AnalysisRequestedV1:
+		s.analyses = append(s.analyses, analysisRow{EventID: ev.ID, AnalysisID: p.AnalysisID, InputKind: p.InputKind,
+			Platform: p.Platform, Source: p.Source, Prompt: p.PromptVersion, TextLength: uint32(utf8.RuneCountInString(p.Text)),
+			RequestedAt: at, position: pos})
+	case *events.AnalysisAttemptStartedV1:
+		prompts := make([]string, len(p.Prompts))
+		for i, pr := range p.Prompts {
+			prompts[i] = pr.Name + "@" + pr.Version
+		}
+		s.analysisAttempts = append(s.analysisAttempts, analysisAttemptRow{EventID: ev.ID, AnalysisID: p.AnalysisID,
+			Attempt: uint32(p.Attempt), Prompts: prompts, Provider: p.Provider, Model: p.Model,
+			RegistryVersion: p.RegistryVersion, PolicyVersion: p.PolicyVersion, Rubric: p.RubricVersion,
+			StartedAt: at, position: pos})
+	case *events.AnalysisPostVerdictV1:
+		r := postVerdictRow{EventID: ev.ID, AnalysisID: p.AnalysisID, Attempt: uint32(p.Attempt), Label: p.Label,
+			Band: p.Band, TruthPercent: uint8(p.TruthPercent), Confidence: uint8(p.Confidence),
+			ConfidenceBand: ConfidenceBand(p.Confidence), Caps: make([]string, len(p.Caps)),
+			ClaimCount: uint32(max(p.Claims, 0)), CaveatCount: uint32(len(p.Caveats)), SourceCount: uint32(len(p.Sources)),
+			VerdictAt: at, position: pos}
+		for i, c := range p.Caps {
+			r.Caps[i] = c.Rule
+		}
+		for _, src := range p.Sources {
+			if src.FromSearch {
+				r.FromSearch++
+			}
+		}
+		s.postVerdicts = append(s.postVerdicts, r)
 	default:
 		return fmt.Errorf("metrics: unexpected payload %T", ev.Payload)
 	}

@@ -25,7 +25,7 @@ import (
 // stored positions and adds nothing.
 func TestThroughKafkaRunner(t *testing.T) {
 	brokers, topics := testenv.Kafka(t, 3)
-	w := newWorkload(3, 80, 3)
+	w := newWorkload(3, 120, 3) // 20 posts per platform
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 

@@ -24,7 +24,8 @@ var migrationFiles embed.FS
 
 // Tables are the projection's data tables in dump order. _positions and
 // _migrations are bookkeeping and not part of the read model.
-var Tables = []string{"post_versions", "views", "investigations", "claims", "attempts", "claim_assessments", "assessment_sources"}
+var Tables = []string{"post_versions", "views", "investigations", "claims", "attempts", "claim_assessments", "assessment_sources",
+	"analyses", "analysis_attempts", "post_verdicts"}
 
 var databaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 

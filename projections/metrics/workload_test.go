@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,6 +42,9 @@ func hexOf(parts ...any) string {
 }
 
 func registration(platform, ext string, version int, author *events.AuthorV1, reporter bool) *events.PostVersionRegisteredV1 {
+	if platform == events.PlatformBluesky { // a post's external id is its AT URI
+		ext = events.BlueskyPostURI("did:plc:someone", ext)
+	}
 	postID := events.PostID(platform, ext)
 	vh := hexOf("version", platform, ext, version)
 	text := fmt.Sprintf("Post %s/%s version %d says the moon is made of cheese.", platform, ext, version)
@@ -68,6 +72,13 @@ func registration(platform, ext string, version int, author *events.AuthorV1, re
 	case events.PlatformWikipedia:
 		p.URL = "https://en.wikipedia.org/wiki/Page_" + ext
 		p.Wikipedia = &events.WikipediaMetaV1{Language: "en", Title: "Page " + ext, PageID: ext, RevisionID: fmt.Sprint(version)}
+	case events.PlatformBluesky:
+		rkey := ext[strings.LastIndex(ext, "/")+1:]
+		p.URL = "https://bsky.app/profile/someone.bsky.social/post/" + rkey
+		p.Bluesky = &events.BlueskyMetaV1{DID: "did:plc:someone", RKey: rkey, Handle: "someone.bsky.social"}
+	case events.PlatformThreads:
+		p.URL = "https://www.threads.com/@someone/post/" + ext
+		p.Threads = &events.ThreadsMetaV1{Code: ext, Username: "someone"}
 	}
 	return p
 }

@@ -45,9 +45,13 @@ const ExcerptRunes = 2000
 // accepted the documents but before the commit, the redelivered batch folds
 // to the same revisions and the same documents, which Elasticsearch answers
 // with 409 (already there): indexing is idempotent.
+//
+// With WithAnalyses, it also folds verdict analyses and indexes the
+// documents of the COMPLETE ones into their own index, the same way.
 type Applier struct {
-	index string
-	bulk  *Bulk
+	index         string
+	analysisIndex string
+	bulk          *Bulk
 }
 
 // NewApplier indexes into index (a versioned index, not the alias) with bulk.
@@ -60,8 +64,19 @@ func NewApplierFor(es *elasticsearch.Client, index string) *Applier {
 	return NewApplier(NewBulk(es), index)
 }
 
+// WithAnalyses makes the applier index COMPLETE verdict analyses into
+// index (a versioned analyses index, not the alias); without it, analysis
+// events are not read.
+func (a *Applier) WithAnalyses(index string) *Applier {
+	a.analysisIndex = index
+	return a
+}
+
 // Handles implements pgproj.Applier.
 func (a *Applier) Handles(t string) bool {
+	if a.analysisIndex != "" && slices.Contains(analysisTypes, t) {
+		return true
+	}
 	return t == events.TypePostVersionRegisteredV1 || t == events.TypeInvestigationCompletedV1
 }
 
@@ -69,7 +84,16 @@ func (a *Applier) Handles(t string) bool {
 func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
 	b := &pgx.Batch{}
 	touched := map[string]int64{}
+	analyses := map[string]int64{}
 	for _, ev := range evs {
+		if slices.Contains(analysisTypes, ev.Type()) {
+			id, err := queueAnalysisEvent(b, ev)
+			if err != nil {
+				return err
+			}
+			analyses[id]++
+			continue
+		}
 		switch p := ev.Payload.(type) {
 		case *events.PostVersionRegisteredV1:
 			queueRegistration(b, ev, p)
@@ -92,11 +116,29 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 			return fmt.Errorf("search: unexpected payload %T", ev.Payload)
 		}
 	}
-	if len(touched) == 0 {
+	if len(touched) == 0 && len(analyses) == 0 {
 		return nil
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("search: fold: %w", err)
+	}
+	if len(analyses) > 0 {
+		ids, err := advanceAnalyses(ctx, tx, analyses)
+		if err != nil {
+			return err
+		}
+		docs, err := BuildAnalysisDocuments(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		if len(docs) > 0 {
+			if err := a.bulk.Index(ctx, a.analysisIndex, docs); err != nil {
+				return fmt.Errorf("search: %w", err)
+			}
+		}
+	}
+	if len(touched) == 0 {
+		return nil
 	}
 
 	// Advance the revisions in id order (concurrent writers of the same

@@ -23,6 +23,15 @@ type Stored struct {
 // a refresh (so everything indexed before the call is included). It pages
 // with search_after, so it is not bound by max_result_window.
 func ReadAll(ctx context.Context, es *elasticsearch.Client, index string) ([]Stored, error) {
+	return readAll(ctx, es, index, "investigation_id")
+}
+
+// ReadAllAnalyses is ReadAll for an analyses index, in analysis id order.
+func ReadAllAnalyses(ctx context.Context, es *elasticsearch.Client, index string) ([]Stored, error) {
+	return readAll(ctx, es, index, "analysis_id")
+}
+
+func readAll(ctx context.Context, es *elasticsearch.Client, index, idField string) ([]Stored, error) {
 	if err := Refresh(ctx, es, index); err != nil {
 		return nil, err
 	}
@@ -34,7 +43,7 @@ func ReadAll(ctx context.Context, es *elasticsearch.Client, index string) ([]Sto
 			"version":          true,
 			"track_total_hits": false,
 			"query":            map[string]any{"match_all": map[string]any{}},
-			"sort":             []any{map[string]any{"investigation_id": "asc"}},
+			"sort":             []any{map[string]any{idField: "asc"}},
 		}
 		if after != nil {
 			req["search_after"] = after
@@ -76,6 +85,19 @@ func Dump(ctx context.Context, es *elasticsearch.Client, index string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
+	return dumpOf(index, docs)
+}
+
+// DumpAnalyses is Dump of an analyses index.
+func DumpAnalyses(ctx context.Context, es *elasticsearch.Client, index string) ([]byte, error) {
+	docs, err := ReadAllAnalyses(ctx, es, index)
+	if err != nil {
+		return nil, err
+	}
+	return dumpOf(index, docs)
+}
+
+func dumpOf(index string, docs []Stored) ([]byte, error) {
 	var out bytes.Buffer
 	for _, d := range docs {
 		canon, err := CanonicalJSON(d.Source)

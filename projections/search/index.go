@@ -155,7 +155,17 @@ func do(ctx context.Context, es *elasticsearch.Client, req esapi.Request, what s
 // CreateIndex creates the versioned index name with the search mapping. An
 // index that already exists is left as it is (idempotent).
 func CreateIndex(ctx context.Context, es *elasticsearch.Client, name string) error {
-	res, err := esapi.IndicesCreateRequest{Index: name, Body: strings.NewReader(indexBody)}.Do(ctx, es)
+	return createIndex(ctx, es, name, indexBody)
+}
+
+// CreateAnalysisIndex creates the versioned analyses index name
+// (idempotent).
+func CreateAnalysisIndex(ctx context.Context, es *elasticsearch.Client, name string) error {
+	return createIndex(ctx, es, name, analysisIndexBody)
+}
+
+func createIndex(ctx context.Context, es *elasticsearch.Client, name, body string) error {
+	res, err := esapi.IndicesCreateRequest{Index: name, Body: strings.NewReader(body)}.Do(ctx, es)
 	if err != nil {
 		return fmt.Errorf("create index %s: %w", name, err)
 	}
@@ -201,95 +211,166 @@ func AliasTargets(ctx context.Context, es *elasticsearch.Client, alias string) (
 // PointAlias makes alias point at index and nothing else, in one atomic
 // _aliases call: readers see either the old index or the new one.
 func PointAlias(ctx context.Context, es *elasticsearch.Client, alias, index string) error {
-	current, err := AliasTargets(ctx, es, alias)
-	if err != nil {
-		return err
-	}
+	return pointAliases(ctx, es, [2]string{alias, index})
+}
+
+// PointGeneration points both aliases of prefix (investigations and
+// analyses) at generation gen's indices, in one atomic _aliases call.
+func PointGeneration(ctx context.Context, es *elasticsearch.Client, prefix string, gen int64) error {
+	return pointAliases(ctx, es, [2]string{AliasName(prefix), IndexName(prefix, gen)},
+		[2]string{AnalysisAliasName(prefix), AnalysisIndexName(prefix, gen)})
+}
+
+// pointAliases makes each alias (pair[0]) point at its index (pair[1])
+// and nothing else, in one atomic _aliases call.
+func pointAliases(ctx context.Context, es *elasticsearch.Client, pairs ...[2]string) error {
 	type target struct {
 		Index string `json:"index"`
 		Alias string `json:"alias"`
 	}
 	var actions []map[string]target
-	for _, old := range current {
-		if old != index {
-			actions = append(actions, map[string]target{"remove": {Index: old, Alias: alias}})
+	var what []string
+	for _, pr := range pairs {
+		alias, index := pr[0], pr[1]
+		current, err := AliasTargets(ctx, es, alias)
+		if err != nil {
+			return err
 		}
+		for _, old := range current {
+			if old != index {
+				actions = append(actions, map[string]target{"remove": {Index: old, Alias: alias}})
+			}
+		}
+		actions = append(actions, map[string]target{"add": {Index: index, Alias: alias}})
+		what = append(what, fmt.Sprintf("%s at %s", alias, index))
 	}
-	actions = append(actions, map[string]target{"add": {Index: index, Alias: alias}})
 	body, err := json.Marshal(map[string]any{"actions": actions})
 	if err != nil {
 		return err
 	}
 	return do(ctx, es, esapi.IndicesUpdateAliasesRequest{Body: bytes.NewReader(body)},
-		fmt.Sprintf("point alias %s at %s", alias, index), nil)
+		"point alias "+strings.Join(what, " and "), nil)
 }
 
-// Ensure creates the index of generation gen and, when the alias does not
-// exist yet, points it there. An alias that already points somewhere (a
-// later generation after a rebuild) is left alone. Idempotent.
+// Ensure creates the indices of generation gen (investigations and
+// analyses) and, for each alias that does not exist yet, points it there.
+// An alias that already points somewhere (a later generation after a
+// rebuild) is left alone. Idempotent.
 func Ensure(ctx context.Context, es *elasticsearch.Client, prefix string, gen int64) error {
-	index := IndexName(prefix, gen)
-	if err := CreateIndex(ctx, es, index); err != nil {
+	if err := CreateGeneration(ctx, es, prefix, gen); err != nil {
 		return err
 	}
-	alias := AliasName(prefix)
-	current, err := AliasTargets(ctx, es, alias)
-	if err != nil {
+	for _, pr := range [][2]string{{AliasName(prefix), IndexName(prefix, gen)}, {AnalysisAliasName(prefix), AnalysisIndexName(prefix, gen)}} {
+		current, err := AliasTargets(ctx, es, pr[0])
+		if err != nil {
+			return err
+		}
+		if len(current) > 0 {
+			continue
+		}
+		if err := PointAlias(ctx, es, pr[0], pr[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateGeneration creates the indices of generation gen, without
+// aliases (idempotent).
+func CreateGeneration(ctx context.Context, es *elasticsearch.Client, prefix string, gen int64) error {
+	if err := CreateIndex(ctx, es, IndexName(prefix, gen)); err != nil {
 		return err
 	}
-	if len(current) > 0 {
-		return nil
-	}
-	return PointAlias(ctx, es, alias, index)
+	return CreateAnalysisIndex(ctx, es, AnalysisIndexName(prefix, gen))
 }
 
 // IndexInfo is one versioned index of the search projection.
 type IndexInfo struct {
 	Name       string
 	Generation int64
-	// Aliased says readers use it (the alias points here).
+	// Analyses: an analyses index, else an investigations one.
+	Analyses bool
+	// Aliased says readers use it (its family's alias points here).
 	Aliased bool
 }
 
-// Indices lists the versioned indices under prefix, by generation.
+// GenerationOfAnalysisIndex parses an AnalysisIndexName back into its
+// generation.
+func GenerationOfAnalysisIndex(prefix, name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, prefix+"analyses-v")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || n < 1 || strconv.FormatInt(n, 10) != rest {
+		return 0, false
+	}
+	return n, true
+}
+
+// Indices lists the versioned indices under prefix (both families), by
+// generation, investigations first.
 func Indices(ctx context.Context, es *elasticsearch.Client, prefix string) ([]IndexInfo, error) {
-	var byIndex map[string]struct {
-		Aliases map[string]json.RawMessage `json:"aliases"`
-	}
-	pattern := prefix + "investigations-v*"
-	err := do(ctx, es, esapi.IndicesGetAliasRequest{Index: []string{pattern}}, "list indices "+pattern, &byIndex)
-	var ee *esError
-	if errors.As(err, &ee) && ee.Status == http.StatusNotFound {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	alias := AliasName(prefix)
 	var out []IndexInfo
-	for name, info := range byIndex {
-		gen, ok := GenerationOfIndex(prefix, name)
-		if !ok {
+	for _, fam := range []struct {
+		pattern, alias string
+		analyses       bool
+		gen            func(prefix, name string) (int64, bool)
+	}{
+		{prefix + "investigations-v*", AliasName(prefix), false, GenerationOfIndex},
+		{prefix + "analyses-v*", AnalysisAliasName(prefix), true, GenerationOfAnalysisIndex},
+	} {
+		var byIndex map[string]struct {
+			Aliases map[string]json.RawMessage `json:"aliases"`
+		}
+		err := do(ctx, es, esapi.IndicesGetAliasRequest{Index: []string{fam.pattern}}, "list indices "+fam.pattern, &byIndex)
+		var ee *esError
+		if errors.As(err, &ee) && ee.Status == http.StatusNotFound {
 			continue
 		}
-		_, aliased := info.Aliases[alias]
-		out = append(out, IndexInfo{Name: name, Generation: gen, Aliased: aliased})
+		if err != nil {
+			return nil, err
+		}
+		for name, info := range byIndex {
+			gen, ok := fam.gen(prefix, name)
+			if !ok {
+				continue
+			}
+			_, aliased := info.Aliases[fam.alias]
+			out = append(out, IndexInfo{Name: name, Generation: gen, Analyses: fam.analyses, Aliased: aliased})
+		}
 	}
-	slices.SortFunc(out, func(a, b IndexInfo) int { return int(a.Generation - b.Generation) })
+	slices.SortFunc(out, func(a, b IndexInfo) int {
+		if a.Generation != b.Generation {
+			return int(a.Generation - b.Generation)
+		}
+		if a.Analyses != b.Analyses {
+			if a.Analyses {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return out, nil
 }
 
-// DropIndex deletes a versioned index that the alias does not point at.
+// DropIndex deletes a versioned index (of either family) that its alias
+// does not point at.
 func DropIndex(ctx context.Context, es *elasticsearch.Client, prefix, name string) error {
+	alias := AliasName(prefix)
 	if _, ok := GenerationOfIndex(prefix, name); !ok {
-		return fmt.Errorf("drop index %s: not a search index under prefix %q", name, prefix)
+		if _, ok := GenerationOfAnalysisIndex(prefix, name); !ok {
+			return fmt.Errorf("drop index %s: not a search index under prefix %q", name, prefix)
+		}
+		alias = AnalysisAliasName(prefix)
 	}
-	current, err := AliasTargets(ctx, es, AliasName(prefix))
+	current, err := AliasTargets(ctx, es, alias)
 	if err != nil {
 		return err
 	}
 	if slices.Contains(current, name) {
-		return fmt.Errorf("drop index %s: the alias %s points at it; point it elsewhere first", name, AliasName(prefix))
+		return fmt.Errorf("drop index %s: the alias %s points at it; point it elsewhere first", name, alias)
 	}
 	res, err := esapi.IndicesDeleteRequest{Index: []string{name}}.Do(ctx, es)
 	if err != nil {

@@ -218,11 +218,24 @@ func TestReplayFromTheLogIsIdentical(t *testing.T) {
 	require.Equal(t, []string{search.IndexName(pfx, 2)}, targets)
 	infos, err := search.Indices(ctx, es, pfx)
 	require.NoError(t, err)
-	require.Equal(t, []search.IndexInfo{{Name: search.IndexName(pfx, 1), Generation: 1}, {Name: search.IndexName(pfx, 2), Generation: 2, Aliased: true}}, infos)
+	// Ensure made each generation's analyses index too; the analyses alias
+	// stayed on generation 1.
+	require.Equal(t, []search.IndexInfo{
+		{Name: search.IndexName(pfx, 1), Generation: 1},
+		{Name: search.AnalysisIndexName(pfx, 1), Generation: 1, Analyses: true, Aliased: true},
+		{Name: search.IndexName(pfx, 2), Generation: 2, Aliased: true},
+		{Name: search.AnalysisIndexName(pfx, 2), Generation: 2, Analyses: true},
+	}, infos)
 	require.NoError(t, search.DropIndex(ctx, es, pfx, search.IndexName(pfx, 1)))
+	require.ErrorContains(t, search.DropIndex(ctx, es, pfx, search.AnalysisIndexName(pfx, 1)), "points at it")
+	require.NoError(t, search.PointGeneration(ctx, es, pfx, 2))
+	require.NoError(t, search.DropIndex(ctx, es, pfx, search.AnalysisIndexName(pfx, 1)))
 	infos, err = search.Indices(ctx, es, pfx)
 	require.NoError(t, err)
-	require.Len(t, infos, 1)
+	require.Equal(t, []search.IndexInfo{
+		{Name: search.IndexName(pfx, 2), Generation: 2, Aliased: true},
+		{Name: search.AnalysisIndexName(pfx, 2), Generation: 2, Analyses: true, Aliased: true},
+	}, infos)
 	res, err := search.NewSearcher(es, alias).Search(ctx, search.Query{Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, int64(7), res.Total, "readers follow the alias")

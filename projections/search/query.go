@@ -15,7 +15,7 @@ type Query struct {
 	// Text is matched against claims (text, summary, reasoning), source
 	// titles and snippets, and the post excerpt, with English analysis.
 	Text string
-	// Platform is an events.Platform* value (LESSWRONG, X, SUBSTACK, WIKIPEDIA).
+	// Platform is an events.Platform* value (LESSWRONG, X, SUBSTACK, WIKIPEDIA, BLUESKY, THREADS).
 	Platform string
 	// AuthorID is an events.AuthorID value.
 	AuthorID string

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/projections/pgproj"
 )
 
 //go:embed migrations/*.sql
@@ -57,7 +58,15 @@ func (a *Applier) Handles(t string) bool {
 		events.TypeInvestigationClaimValidatedV1, events.TypeInvestigationClaimAssessedV1:
 		return true
 	}
-	return false
+	return isAnalysisType(t)
+}
+
+var _ pgproj.PositionedApplier = (*Applier)(nil)
+
+// ApplyPositioned implements pgproj.PositionedApplier: Apply, with the log
+// positions the analyses' event stream records.
+func (a *Applier) ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned) error {
+	return a.apply(ctx, tx, evs)
 }
 
 // Apply implements pgproj.Applier. Registrations go to the server as one
@@ -66,9 +75,24 @@ func (a *Applier) Handles(t string) bool {
 // its registrations changes nothing: a post's views always follow its
 // registration, and registrations never read view state.
 func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
+	pos := make([]pgproj.Positioned, len(evs))
+	for i, ev := range evs {
+		pos[i] = pgproj.Positioned{Event: ev}
+	}
+	return a.apply(ctx, tx, pos)
+}
+
+func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned) error {
 	b := &pgx.Batch{}
 	var views []view
-	for _, ev := range evs {
+	for _, pe := range evs {
+		ev := pe.Event
+		if isAnalysisType(ev.Type()) {
+			if err := queueAnalysisEvent(b, pe); err != nil {
+				return err
+			}
+			continue
+		}
 		switch p := ev.Payload.(type) {
 		case *events.PostVersionRegisteredV1:
 			queueVersionRegistered(b, ev.Time, p)
@@ -273,6 +297,31 @@ func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, ser
 				created_at = LEAST(wikipedia_version_meta.created_at, EXCLUDED.created_at)`,
 			p.PostVersionID, m.Language, m.Title, m.PageID, m.RevisionID, nilIfEmpty(m.DisplayTitle),
 			serverHTML, clientHTML, imageURLs, m.LastModifiedAt, t)
+	case p.Bluesky != nil:
+		m := p.Bluesky
+		b.Queue(`INSERT INTO bluesky_version_meta (post_version_id, did, rkey, handle, display_name, cid, image_urls,
+				like_count, repost_count, reply_count, posted_at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			ON CONFLICT (post_version_id) DO UPDATE SET
+				did = EXCLUDED.did, rkey = EXCLUDED.rkey, handle = EXCLUDED.handle, display_name = EXCLUDED.display_name,
+				cid = COALESCE(EXCLUDED.cid, bluesky_version_meta.cid), image_urls = EXCLUDED.image_urls,
+				like_count = EXCLUDED.like_count, repost_count = EXCLUDED.repost_count, reply_count = EXCLUDED.reply_count,
+				posted_at = EXCLUDED.posted_at,
+				created_at = LEAST(bluesky_version_meta.created_at, EXCLUDED.created_at)`,
+			p.PostVersionID, m.DID, m.RKey, m.Handle, nilIfEmpty(m.DisplayName), nilIfEmpty(m.CID), emptyIfNil(imageURLs),
+			m.LikeCount, m.RepostCount, m.ReplyCount, m.CreatedAt, t)
+	case p.Threads != nil:
+		m := p.Threads
+		b.Queue(`INSERT INTO threads_version_meta (post_version_id, code, username, display_name, image_urls,
+				like_count, reply_count, repost_count, posted_at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			ON CONFLICT (post_version_id) DO UPDATE SET
+				code = EXCLUDED.code, username = EXCLUDED.username, display_name = EXCLUDED.display_name,
+				image_urls = EXCLUDED.image_urls, like_count = EXCLUDED.like_count, reply_count = EXCLUDED.reply_count,
+				repost_count = EXCLUDED.repost_count, posted_at = EXCLUDED.posted_at,
+				created_at = LEAST(threads_version_meta.created_at, EXCLUDED.created_at)`,
+			p.PostVersionID, m.Code, m.Username, nilIfEmpty(m.DisplayName), emptyIfNil(imageURLs),
+			m.LikeCount, m.ReplyCount, m.RepostCount, m.PostedAt, t)
 	}
 }
 

@@ -48,7 +48,7 @@ func (r *Reader) Source(ctx context.Context, versionID string) (Source, error) {
 	s := Source{Version: v}
 	var serverHTML, clientHTML *string
 	err = r.pool.QueryRow(ctx, `SELECT p.url, cb.content_text,
-			COALESCE(lw.image_urls, ss.image_urls, wp.image_urls, xm.media_urls, '{}'),
+			COALESCE(lw.image_urls, ss.image_urls, wp.image_urls, xm.media_urls, bs.image_urls, th.image_urls, '{}'),
 			(SELECT html_content FROM html_blobs WHERE html_hash = COALESCE(lw.server_html_hash, ss.server_html_hash, wp.server_html_hash)),
 			(SELECT html_content FROM html_blobs WHERE html_hash = COALESCE(lw.client_html_hash, ss.client_html_hash, wp.client_html_hash))
 		FROM post_versions pv
@@ -58,6 +58,8 @@ func (r *Reader) Source(ctx context.Context, versionID string) (Source, error) {
 		LEFT JOIN substack_version_meta ss ON ss.post_version_id = pv.id
 		LEFT JOIN wikipedia_version_meta wp ON wp.post_version_id = pv.id
 		LEFT JOIN x_version_meta xm ON xm.post_version_id = pv.id
+		LEFT JOIN bluesky_version_meta bs ON bs.post_version_id = pv.id
+		LEFT JOIN threads_version_meta th ON th.post_version_id = pv.id
 		WHERE pv.id = $1`, versionID).Scan(&s.URL, &s.Text, &s.ImageURLs, &serverHTML, &clientHTML)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Source{}, ErrNotFound

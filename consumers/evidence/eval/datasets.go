@@ -30,9 +30,9 @@ const (
 // Datasets lists them in the order the command documents them.
 var Datasets = []string{ClimateFever, FCBStance, FCBFactuality, FCBCheckworthiness}
 
-// ErrNoTriage is the answer for the check-worthiness subtask: measuring it
-// needs the triage classifier, which does not exist yet.
-var ErrNoTriage = errors.New("fcb-checkworthiness: not available until triage exists (issue 15)")
+// ErrTriageDataset is Load's answer for the check-worthiness files: they
+// measure Gate-1 triage, not the evidence engine (LoadTriage reads them).
+var ErrTriageDataset = errors.New("fcb-checkworthiness measures triage, not the evidence engine: read it with LoadTriage")
 
 // MaxLineBytes bounds one dataset line. The largest record of the
 // development files is about 4 KB; a longer line is refused, never
@@ -198,7 +198,7 @@ func Load(dataset, file string, opts LoadOptions) (*Set, error) {
 		}
 		return readFile(file, func(r io.Reader) (*Set, error) { return loadFCBFactuality(r, file, opts.Limit, stance) })
 	case FCBCheckworthiness:
-		return nil, ErrNoTriage
+		return nil, ErrTriageDataset
 	default:
 		return nil, fmt.Errorf("dataset %q is unknown (known: %s)", dataset, strings.Join(Datasets, ", "))
 	}

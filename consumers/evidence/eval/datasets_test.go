@@ -164,8 +164,8 @@ func TestUnknownDatasetAndTriage(t *testing.T) {
 	_, err := Load("fever", "x", LoadOptions{})
 	require.EqualError(t, err, `dataset "fever" is unknown (known: climate-fever, fcb-stance, fcb-factuality, fcb-checkworthiness)`)
 	_, err = Load(FCBCheckworthiness, "x", LoadOptions{})
-	require.ErrorIs(t, err, ErrNoTriage)
-	require.EqualError(t, err, "fcb-checkworthiness: not available until triage exists (issue 15)")
+	require.ErrorIs(t, err, ErrTriageDataset)
+	require.EqualError(t, err, "fcb-checkworthiness measures triage, not the evidence engine: read it with LoadTriage")
 	_, err = Load(ClimateFever, "x", LoadOptions{Limit: -1})
 	require.EqualError(t, err, "limit -1 is negative")
 }

@@ -10,6 +10,12 @@
 // publish rule alone decides. The positive class is the dataset's
 // "incorrect" label. Every division by zero is 0, with its counts beside
 // it.
+//
+// Factcheck-Bench's check-worthiness files measure the verdict analysis's
+// Gate-1 triage instead (triage.go: LoadTriage, EvaluateTriage): the gold
+// lane runs the rule-based baseline verdict.HeuristicTriage, the provider
+// lane the extraction prompt, and the report gives precision and recall
+// of "check-worthy" and per class.
 package eval
 
 import (

@@ -1,7 +1,7 @@
-// Package prompts holds the investigator's, the validator's and the evidence
-// engine's (stance) instructions, registered by name, version and sha256 so
-// that every LLM exchange can be audited against the exact text that
-// produced it.
+// Package prompts holds the investigator's, the validator's, the evidence
+// engine's (stance) and the verdict analysis's instructions, registered by
+// name, version and sha256 so that every LLM exchange can be audited
+// against the exact text that produced it.
 //
 // # Files and versions
 //
@@ -48,6 +48,9 @@
 //	validator            HeadingPost, HeadingCandidate (the claim as JSON)
 //	stance               HeadingClaim, then PassageHeading(1), PassageHeading(2),
 //	                     ... (one section per passage, its text as is)
+//	verdict-extract      HeadingText
+//	verdict-summary      HeadingText, HeadingClaimVerdicts (JSON),
+//	                     HeadingSearchResults (JSON)
 //
 // The tools the prompts name are ToolSubmitCorrection, ToolRetainCorrection
 // and ToolFetchURL, plus the provider's web search.

@@ -15,7 +15,8 @@ func file(text string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(tex
 
 func TestDefaultRegistryHasTheReleasedPrompts(t *testing.T) {
 	reg := prompts.Default()
-	require.Equal(t, []string{prompts.NameInvestigatorFresh, prompts.NameInvestigatorUpdate, prompts.NameStance, prompts.NameValidator}, reg.Names())
+	require.Equal(t, []string{prompts.NameInvestigatorFresh, prompts.NameInvestigatorUpdate, prompts.NameStance, prompts.NameValidator,
+		prompts.NameVerdictExtract, prompts.NameVerdictSummary}, reg.Names())
 	for _, name := range reg.Names() {
 		p, err := reg.Get(name)
 		require.NoError(t, err)

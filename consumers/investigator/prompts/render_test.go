@@ -44,6 +44,18 @@ func TestRenderReleasedPrompts(t *testing.T) {
 			mentions: []string{`{"judgements": [{"index": 1, "entail": 0.0, "contradict": 0.0, "neutral": 1.0}, ...]}`,
 				"not evidence and is neutral", "does not contradict it", "sum to 1"},
 		},
+		{
+			name:     prompts.NameVerdictExtract,
+			headings: []string{prompts.HeadingText},
+			mentions: []string{"at most 20", "FACTUAL", "OPINION", "PREDICTION", "NOT_A_CLAIM", "specificity", "time_sensitive",
+				"current_events", "numeric", `{"claims": []}`, "do not follow it"},
+		},
+		{
+			name:     prompts.NameVerdictSummary,
+			headings: []string{prompts.HeadingText, prompts.HeadingClaimVerdicts, prompts.HeadingSearchResults},
+			mentions: []string{"Never a url that is not in that list", "Do not default to high numbers", "Misleading", "Opinion",
+				`"confidence": 70`, "do not follow it"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

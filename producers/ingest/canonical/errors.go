@@ -39,7 +39,14 @@ type StatusError struct {
 	StatusCode int
 	// RetryAfter is the server's Retry-After, when it sent one.
 	RetryAfter time.Duration
+	// Body is the start of the response body (at most maxErrorBody
+	// bytes), for platform error codes such as XRPC's {"error":"NotFound"}.
+	// It is never part of the message.
+	Body []byte
 }
+
+// maxErrorBody bounds StatusError.Body.
+const maxErrorBody = 4096
 
 func (e *StatusError) Error() string {
 	msg := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))

@@ -18,6 +18,7 @@ const (
 	DefaultLessWrongGraphQL = "https://www.lesswrong.com/graphql"
 	DefaultWikipediaAPI     = "https://{lang}.wikipedia.org/w/api.php"
 	DefaultSubstackPost     = "https://{publication}.substack.com/api/v1/posts/{slug}"
+	DefaultBlueskyThread    = "https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread"
 )
 
 // DefaultMaxResponseBytes bounds one platform response. Long Wikipedia
@@ -34,6 +35,9 @@ type Endpoints struct {
 	// SubstackPost is the post API URL; "{publication}" is replaced by the
 	// publication subdomain and "{slug}" by the escaped post slug.
 	SubstackPost string
+	// BlueskyThread is the AppView's app.bsky.feed.getPostThread XRPC
+	// endpoint (public, no credentials); the post's AT URI goes in its query.
+	BlueskyThread string
 }
 
 func (e Endpoints) withDefaults() Endpoints {
@@ -46,6 +50,9 @@ func (e Endpoints) withDefaults() Endpoints {
 	if e.SubstackPost == "" {
 		e.SubstackPost = DefaultSubstackPost
 	}
+	if e.BlueskyThread == "" {
+		e.BlueskyThread = DefaultBlueskyThread
+	}
 	return e
 }
 
@@ -55,6 +62,7 @@ func (e Endpoints) validate() error {
 	fill := strings.NewReplacer("{lang}", "en", "{publication}", "p", "{slug}", "s")
 	for name, raw := range map[string]string{
 		"LessWrongGraphQL": e.LessWrongGraphQL, "WikipediaAPI": e.WikipediaAPI, "SubstackPost": e.SubstackPost,
+		"BlueskyThread": e.BlueskyThread,
 	} {
 		u, err := url.Parse(fill.Replace(raw))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

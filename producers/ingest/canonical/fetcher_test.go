@@ -37,6 +37,7 @@ func TestNewFetcherValidation(t *testing.T) {
 		LessWrongGraphQL: "https://www.lesswrong.com/graphql",
 		WikipediaAPI:     "https://{lang}.wikipedia.org/w/api.php",
 		SubstackPost:     "https://{publication}.substack.com/api/v1/posts/{slug}",
+		BlueskyThread:    "https://public.api.bsky.app/xrpc/app.bsky.feed.getPostThread",
 	}, f.endpoints)
 	require.Equal(t, DefaultRetryPolicy(), f.retry)
 	require.EqualValues(t, DefaultMaxResponseBytes, f.maxBytes)

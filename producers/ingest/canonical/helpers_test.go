@@ -44,6 +44,7 @@ const (
 	fakeLessWrongPath = "/lesswrong/graphql"
 	fakeWikipediaPath = "/wikipedia/{lang}/w/api.php"
 	fakeSubstackPath  = "/substack/{publication}/api/v1/posts/{slug}"
+	fakeBlueskyPath   = "/bluesky/xrpc/app.bsky.feed.getPostThread"
 )
 
 // newFakePlatform serves recorded responses; handler, when not nil, answers
@@ -71,6 +72,7 @@ func (p *fakePlatform) endpoints() Endpoints {
 		LessWrongGraphQL: p.URL + fakeLessWrongPath,
 		WikipediaAPI:     p.URL + fakeWikipediaPath,
 		SubstackPost:     p.URL + fakeSubstackPath,
+		BlueskyThread:    p.URL + fakeBlueskyPath,
 	}
 }
 
@@ -104,9 +106,31 @@ func serveRecorded(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, "/substack/"):
 		slug := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 		serveFile(w, "substack-post-"+slug+".json", `{"error":"Post not found"}`, http.StatusNotFound)
+	case r.URL.Path == fakeBlueskyPath:
+		serveBlueskyThread(w, r)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// serveBlueskyThread answers getPostThread like the AppView: the recorded
+// thread of the requested AT URI, or XRPC's 400 NotFound.
+func serveBlueskyThread(w http.ResponseWriter, r *http.Request) {
+	uri := r.URL.Query().Get("uri")
+	b, err := os.ReadFile(filepath.Join("testdata", "bluesky-getPostThread-"+filepath.Base(uri[strings.LastIndex(uri, "/")+1:])+".json"))
+	var recorded struct {
+		Thread struct {
+			Post struct {
+				URI string `json:"uri"`
+			} `json:"post"`
+		} `json:"thread"`
+	}
+	if err != nil || json.Unmarshal(b, &recorded) != nil || recorded.Thread.Post.URI != uri {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"NotFound","message":"Post not found: `+uri+`"}`)
+		return
+	}
+	_, _ = w.Write(b)
 }
 
 func serveFile(w http.ResponseWriter, name, missing string, missingStatus int) {

@@ -13,7 +13,8 @@ type Result struct {
 	Platform string
 	// SourceURL is the API URL the content came from (no credentials).
 	SourceURL string
-	// HTML is the canonical body HTML exactly as the platform served it.
+	// HTML is the canonical body HTML exactly as the platform served it;
+	// empty for Bluesky, whose posts are plain text.
 	HTML string
 	// Text is HTML's normalized canonical text; ContentHash its hash.
 	Text        string
@@ -23,6 +24,7 @@ type Result struct {
 	LessWrong *LessWrongIdentity
 	Wikipedia *WikipediaIdentity
 	Substack  *SubstackIdentity
+	Bluesky   *BlueskyIdentity
 	// Mismatches lists identity fields where the platform disagrees with the
 	// client's claim. The server's values (above) are authoritative; the
 	// caller records each as an IDENTITY_MISMATCH anomaly.

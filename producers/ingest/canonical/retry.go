@@ -35,7 +35,7 @@ func (f *Fetcher) do(ctx context.Context, platform string, req httpsafe.Request)
 			// identically; a cancelled caller wants no more attempts.
 			retryable = ctx.Err() == nil && !httpsafe.IsPolicyError(err)
 		} else {
-			serr := &StatusError{StatusCode: resp.StatusCode}
+			serr := &StatusError{StatusCode: resp.StatusCode, Body: resp.Body[:min(len(resp.Body), maxErrorBody)]}
 			if retryableStatus(resp.StatusCode) {
 				retryable = true
 				if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
