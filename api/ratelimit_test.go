@@ -112,11 +112,15 @@ func TestGraphQLRateLimitThroughFiber(t *testing.T) {
 	ask := func(from string) limitedAnswer {
 		return call(t, s, http.MethodPost, "/graphql", from, `{"query":"{ __typename }"}`)
 	}
-	// 10 points a request (and well under a millisecond each): two pass.
+	// 10 points a request plus a point per millisecond it took: at most
+	// two fit in the burst of 25 (exactly two when each takes under 5 ms;
+	// a loaded machine may refuse the second), never a third.
 	first := ask("203.0.113.7")
 	require.Equal(t, http.StatusOK, first.status, first.body)
-	require.Equal(t, http.StatusOK, ask("203.0.113.7").status)
 	a := ask("203.0.113.7")
+	if a.status == http.StatusOK {
+		a = ask("203.0.113.7")
+	}
 	require.Equal(t, http.StatusTooManyRequests, a.status, a.body)
 	require.NotEmpty(t, a.retryAfter)
 	var body struct {

@@ -108,6 +108,7 @@ func Kafka(t testing.TB, partitions int32) ([]string, events.Topics) {
 	if err := kafka.EnsureTopics(ctx, cl, logging.Discard(), specs); err != nil {
 		t.Fatalf("create topics: %v", err)
 	}
+	waitForLeaders(ctx, t, kadm.NewClient(cl), specs)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -123,6 +124,43 @@ func Kafka(t testing.TB, partitions int32) ([]string, events.Topics) {
 		_, _ = kadm.NewClient(cl).DeleteTopics(ctx, names...)
 	})
 	return cfg.KafkaBrokers, topics
+}
+
+// waitForLeaders waits until the broker's metadata lists every partition of
+// the new topics with a leader: right after creation, on a loaded machine,
+// a produce or offset listing can still answer UNKNOWN_TOPIC_OR_PARTITION.
+func waitForLeaders(ctx context.Context, t testing.TB, adm *kadm.Client, specs []kafka.TopicSpec) {
+	t.Helper()
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	for {
+		md, err := adm.Metadata(ctx, names...)
+		ready := err == nil
+		if ready {
+			for _, name := range names {
+				td, ok := md.Topics[name]
+				if !ok || td.Err != nil || len(td.Partitions) == 0 {
+					ready = false
+					break
+				}
+				for _, p := range td.Partitions {
+					if p.Err != nil || p.Leader < 0 {
+						ready = false
+					}
+				}
+			}
+		}
+		if ready {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("topics have no leaders yet: %v", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Eventually polls cond until it holds or timeout passes.
