@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/testenv"
@@ -283,4 +284,25 @@ func TestStreamEndsAtShutdown(t *testing.T) {
 	w.server.stopStreams()
 	_, ok = st.nextEvent(t)
 	require.False(t, ok)
+}
+
+// Rendering one record of the log as a server-sent event (decode,
+// validate, redact, encode).
+func BenchmarkStreamEvent(b *testing.B) {
+	w := newBench(b, benchOpts{})
+	run := newRun("The Eiffel Tower was completed in 1925.")
+	ev, err := w.appender.NewEventAt(run.events[5], time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), "", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg, err := w.registry.Encode(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &kgo.Record{Key: []byte(run.id), Value: msg.Value}
+	for b.Loop() {
+		if _, ok := w.server.streamEventOf(rec, run.id); !ok {
+			b.Fatal("not rendered")
+		}
+	}
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // submit POSTs a submission body (raw JSON) to the workbench API.
-func submit(t *testing.T, s *Server, body string, headers map[string]string) response {
+func submit(t testing.TB, s *Server, body string, headers map[string]string) response {
 	t.Helper()
 	return do(t, s, request{path: "/api/v1/analyses", body: []byte(body), headers: headers, noVersion: true})
 }
@@ -486,5 +486,18 @@ func sampleJob() serving.Analysis {
 			Sources: []serving.VerdictSource{{URL: "https://www.britannica.com/topic/Eiffel-Tower", Title: "Eiffel Tower", Domain: "britannica.com", Tier: 2},
 				{URL: "javascript:alert('source')", Title: "evil", Domain: "evil.example", Tier: 5, FromSearch: true}}},
 		CreatedAt: created, CompletedAt: &completed,
+	}
+}
+
+// A text submission, answered 202 once appended (in-process Kafka).
+func BenchmarkSubmitText(b *testing.B) {
+	w := newBench(b, benchOpts{})
+	i := 0
+	for b.Loop() {
+		i++
+		r := submit(b, w.server, fmt.Sprintf(`{"text":"Benchmark claim number %d: the tower is %d metres tall."}`, i, i), nil)
+		if r.status != http.StatusAccepted {
+			b.Fatalf("HTTP %d: %s", r.status, r.body)
+		}
 	}
 }

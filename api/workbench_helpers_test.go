@@ -104,7 +104,7 @@ func (r testResolver) LookupNetIP(_ context.Context, _ string, host string) ([]n
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
-func newBench(t *testing.T, o benchOpts) *bench {
+func newBench(t testing.TB, o benchOpts) *bench {
 	t.Helper()
 	topics := events.Topics{Prefix: "t."}
 	topic := topics.Name(events.TopicAnalyses)

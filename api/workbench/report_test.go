@@ -129,3 +129,16 @@ func TestCoverageMatrix(t *testing.T) {
 	require.Equal(t, []MatrixCell{{}, {}, {Stance: StanceNeutral, Strength: 0.1, Passages: 1}}, m.Rows[1].Cells)
 	require.Empty(t, CoverageMatrix(nil).Domains)
 }
+
+func BenchmarkRenderReport(b *testing.B) {
+	job := reportJob()
+	r := Report{Analysis: job, Permalink: "https://errata.example/app/analyses/" + job.ID, Generated: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)}
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := RenderReport(&buf, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}

@@ -272,8 +272,12 @@ export async function startStack(options = {}) {
       ERRATA_INVESTIGATION_IMAGES: "false",
       ERRATA_SEARCH_PROVIDER: "",
       ERRATA_VIEW_IP_RANGE_DAILY_CAP: "100000",
+      // Every browser of the suites is one client (127.0.0.1): room for all their verdict analyses.
+      ERRATA_SUBMIT_BURST: "1000",
       OPENAI_BASE_URL: fakeUrl,
-      OPENAI_API_KEY: "",
+      // The instance's own key (the script's): verdict analyses, which no
+      // user key reaches (workbench submissions, verdict.request), run on it.
+      OPENAI_API_KEY: openaiKey,
       // Small timings, so a retry or a lost lease does not outlast a test.
       ERRATA_INVESTIGATION_RETRY_BASE: "1s",
       ERRATA_INVESTIGATION_MAX_ATTEMPTS: "2",

@@ -6,7 +6,8 @@
 //   4. the real-stack suite: starts a private Errata stack with a scripted fake
 //      provider (scripts/e2e-stack.mjs: bin/errata serve + worker on the local
 //      Kafka, Postgres, Elasticsearch, ClickHouse), runs real-stack.e2e.ts
-//      (Chromium) and firefox.e2e.ts against it, then removes the stack.
+//      (Chromium), workbench.e2e.ts (the /app page in Chromium) and
+//      firefox.e2e.ts against it, then removes the stack.
 // Missing browsers after the install attempt fail the run, and so does a
 // missing bin/errata (run `make build`); only ERRATA_E2E=0 skips everything
 // and ERRATA_E2E_REAL=0 skips the real-stack suite.
@@ -116,7 +117,7 @@ function select(chromiumFiles, firefoxFiles, rest = []) {
   if (which === "firefox") return firefoxFiles;
   return [...rest, ...chromiumFiles, ...firefoxFiles];
 }
-const stubFiles = select(["test/e2e/chromium.e2e.ts"], ["test/e2e/firefox.e2e.ts"], ["test/e2e/fixtures.e2e.ts"]);
+const stubFiles = select(["test/e2e/chromium.e2e.ts", "test/e2e/social.e2e.ts"], ["test/e2e/firefox.e2e.ts"], ["test/e2e/fixtures.e2e.ts"]);
 const stubEnv = { ...process.env };
 for (const k of ["ERRATA_E2E_API_URL", "ERRATA_E2E_API_KEY", "ERRATA_E2E_OPENAI_KEY", "ERRATA_E2E_FAKE_LOG"]) delete stubEnv[k];
 console.log(`e2e: ${which ?? "chromium and firefox"} against the contract stub`);
@@ -143,7 +144,7 @@ if (externalApi === "") {
   timings.stackStartS = seconds(Date.now() - t0);
   if (stack !== null) realEnv = { ...realEnv, ...stack.testEnv };
 }
-const realFiles = select(["test/e2e/real-stack.e2e.ts"], ["test/e2e/firefox.e2e.ts"]);
+const realFiles = select(["test/e2e/real-stack.e2e.ts", "test/e2e/social.e2e.ts", "test/e2e/workbench.e2e.ts"], ["test/e2e/firefox.e2e.ts"]);
 console.log(`e2e: ${which ?? "chromium and firefox"} against the real Errata stack at ${realEnv.ERRATA_E2E_API_URL}`);
 t0 = Date.now();
 const realStatus = await vitestRun(realFiles, realEnv);

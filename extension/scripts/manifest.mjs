@@ -34,6 +34,12 @@ export const CONTENT_SCRIPT_MATCHES = [
   "https://*.substack.com/p/*",
   "https://*.wikipedia.org/wiki/*",
   "https://*.wikipedia.org/w/index.php*",
+  // Every page of Bluesky and Threads: feeds, threads and post pages, each post with its Fact-check button.
+  "https://bsky.app/*",
+  "https://threads.net/*",
+  "https://www.threads.net/*",
+  "https://threads.com/*",
+  "https://www.threads.com/*",
 ];
 
 /**
@@ -45,7 +51,8 @@ export function buildManifest(target, version) {
     manifest_version: 3,
     name: "Errata",
     short_name: "Errata",
-    description: "Highlights empirically incorrect claims in posts on LessWrong, X, Substack and Wikipedia.",
+    description:
+      "Highlights empirically incorrect claims in posts on LessWrong, X, Substack and Wikipedia; fact-checks Bluesky and Threads posts.",
     version,
     permissions: ["activeTab", "storage", "scripting", "webNavigation", "alarms"],
     // Broad on purpose: Substack publications live on arbitrary custom domains

@@ -6,12 +6,14 @@
 import { describe, expect, it } from "vitest";
 import { ApiClient } from "../src/background/api-client";
 import { BackgroundController, POLL_ALARM, POLL_INTERVAL_MS, type Timers } from "../src/background/controller";
+import { readVerdict, startVerdict } from "../src/background/verdicts";
 import { MemoryStore } from "../src/background/storage";
 import { TabStore } from "../src/background/tab-store";
 import type { BackgroundMessage, ContentMessage } from "../src/lib/messages";
 import type { PlatformContent } from "../src/lib/platform";
 import { DEFAULT_SETTINGS, type Settings } from "../src/lib/settings";
 import { badgeFor, type TabState } from "../src/lib/tab-state";
+import { wallJob } from "./verdict-jobs";
 
 const TAB = 7;
 const HASH = "cd".repeat(32);
@@ -54,7 +56,7 @@ class FakeServer {
   }
 
   readonly fetch = async (url: string, init: RequestInit): Promise<Response> => {
-    const procedure = new URL(url).pathname.replace("/trpc/post.", "");
+    const procedure = new URL(url).pathname.replace(/^\/trpc\/(?:post\.)?/, "");
     this.requests.push({
       procedure,
       method: init.method ?? "GET",
@@ -87,9 +89,9 @@ const investigating = (pending: unknown[] = [], confirmed: unknown[] = []) =>
   });
 const investigated = ok({ investigationState: "INVESTIGATED", provenance: "CLIENT_FALLBACK", claims: [CLAIM], checkedAt: "2026-01-02T03:04:05Z" });
 const pendingNow = ok({ investigationId: "inv-1", status: "PENDING", provenance: "CLIENT_FALLBACK" });
-const error = (httpStatus: number, code: number, name: string, extra: Record<string, unknown> = {}): Answer => ({
+const error = (httpStatus: number, code: number, name: string, extra: Record<string, unknown> = {}, message = name): Answer => ({
   status: httpStatus,
-  body: { error: { message: name, code, data: { code: name, httpStatus, path: "post.x", ...extra } } },
+  body: { error: { message, code, data: { code: name, httpStatus, path: "post.x", ...extra } } },
 });
 
 /** Manual timers: run the due ones by advancing the clock. */
@@ -168,7 +170,7 @@ async function stateOf(h: ReturnType<typeof harness>): Promise<TabState> {
 }
 
 describe("Investigate Now and polling", () => {
-  it("requests, polls every 5 s with live claims, stops when done, and draws the claims", async () => {
+  it("requests, polls at once and then every 5 s with live claims, stops when done, and draws the claims", async () => {
     const server = new FakeServer()
       .on("registerObservedVersion", registered)
       .on("recordViewAndGetStatus", notInvestigated)
@@ -183,9 +185,9 @@ describe("Investigate Now and polling", () => {
     expect(server.calls("investigateNow")[0]?.body).toEqual({ postVersionId: "pv-1" });
     expect(await stateOf(h)).toMatchObject({ investigationId: "inv-1", status: { investigationState: "INVESTIGATING", status: "PENDING" } });
     expect(h.alarms.has(POLL_ALARM)).toBe(true);
-    expect(h.clock.scheduled).toEqual([POLL_INTERVAL_MS]);
+    expect(h.clock.scheduled).toEqual([0]); // the first status read at once: progress without a wait
 
-    await h.clock.advance(POLL_INTERVAL_MS);
+    await h.clock.advance(0);
     expect(server.calls("getInvestigation")).toHaveLength(1);
     expect(server.calls("getInvestigation")[0]?.method).toBe("GET");
     const live = await stateOf(h);
@@ -220,7 +222,7 @@ describe("Investigate Now and polling", () => {
     const first = harness(server, { apiKey: "k" });
     await first.controller.onContentMessage(TAB, PAGE);
     await first.controller.investigate(TAB, { auto: false });
-    expect(first.clock.scheduled).toEqual([POLL_INTERVAL_MS]);
+    expect(first.clock.scheduled).toEqual([0]);
 
     // The worker stops: its timers die with it; storage.session survives.
     const clock = new Clock();
@@ -307,7 +309,7 @@ describe("Investigate Now and polling", () => {
     const h = harness(server, { apiKey: "k" });
     await h.controller.onContentMessage(TAB, PAGE);
     await h.controller.investigate(TAB, { auto: false });
-    await h.clock.advance(POLL_INTERVAL_MS);
+    await h.clock.advance(0);
     expect(h.clock.scheduled).toEqual([POLL_INTERVAL_MS]);
     await h.clock.advance(POLL_INTERVAL_MS);
     expect(h.clock.scheduled).toEqual([2 * POLL_INTERVAL_MS]);
@@ -360,5 +362,92 @@ describe("Investigate Now and polling", () => {
     expect(await stateOf(h)).toMatchObject({ anchoring: { anchored: [], unanchored: ["claim-1"] } });
     await h.controller.onContentMessage(TAB, { v: 1, type: "CLAIMS_ANCHORED", url: "https://elsewhere.example/", anchored: ["claim-1"], unanchored: [] });
     expect(await stateOf(h)).toMatchObject({ anchoring: { unanchored: ["claim-1"] } });
+  });
+});
+
+describe("verdicts", () => {
+  const JOB_ID = "0b9d4f0e-6a43-5c1e-9d1a-3f7a2b6c8e11";
+  const requested = ok({ analysisId: JOB_ID, status: "PENDING" });
+
+  it("the popup's Verdict for this post: verdict.request for the tab's version, its job recorded, its id found again after a reload", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on("verdict.request", requested)
+      .on("verdict.get", ok(wallJob(3, JOB_ID)), ok(wallJob(5, JOB_ID)));
+    const h = harness(server, { apiKey: "instance-key", openaiApiKey: "sk-user" });
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.requestVerdict(TAB);
+    const request = server.calls("verdict.request")[0];
+    expect(request?.method).toBe("POST");
+    expect(request?.body).toEqual({ platform: "X", externalId: "42", postVersionId: "pv-1" });
+    // verdict.* carries the contract's headers, never the user's OpenAI key.
+    expect(request?.headers["x-openerrata-extension-version"]).toBe("0.5.0");
+    expect(request?.headers["x-api-key"]).toBe("instance-key");
+    expect(request?.headers["x-openai-api-key"]).toBeUndefined();
+    expect(request?.headers["x-openerrata-signature"]).toMatch(/^[0-9a-f]{64}$/);
+    expect(await stateOf(h)).toMatchObject({ kind: "status", verdict: { analysisId: JOB_ID } });
+
+    const api = new ApiClient({ baseUrl: "http://127.0.0.1:8080", extensionVersion: "0.5.0", fetch: server.fetch });
+    await h.controller.recordVerdict(TAB, JOB_ID, await readVerdict(api, JOB_ID));
+    expect(await stateOf(h)).toMatchObject({ verdict: { analysisId: JOB_ID, job: { status: "RUNNING" } } });
+    const get = server.calls("verdict.get")[0];
+    expect(get?.method).toBe("GET");
+    expect(get?.headers["x-openerrata-signature"]).toBeUndefined();
+    await h.controller.recordVerdict(TAB, "another-analysis", await readVerdict(api, JOB_ID));
+    expect(await stateOf(h)).toMatchObject({ verdict: { job: { status: "RUNNING" } } }); // not the tab's analysis
+
+    // A reload: the same version, the analysis found again without asking.
+    await h.controller.onNavigated(TAB);
+    await h.controller.onContentMessage(TAB, PAGE);
+    expect(await stateOf(h)).toMatchObject({ verdict: { analysisId: JOB_ID } });
+    expect(server.calls("verdict.request")).toHaveLength(1);
+    expect(h.sent.filter((m) => m.type === "SHOW_CLAIMS")).toEqual([]); // a verdict draws nothing in the page
+  });
+
+  it("says why the request failed, in the server's words where they explain", async () => {
+    const server = new FakeServer()
+      .on("registerObservedVersion", registered)
+      .on("recordViewAndGetStatus", notInvestigated)
+      .on(
+        "verdict.request",
+        error(400, -32600, "BAD_REQUEST", {}, "the post has 45210 characters; verdicts are given for posts of at most 32000\u0000"),
+        error(429, -32029, "TOO_MANY_REQUESTS", { retryAfterSeconds: 120 }, "too many verdict requests; retry in 120 s"),
+        error(500, -32603, "INTERNAL_SERVER_ERROR", {}, "pq: connection refused at 10.0.0.7"),
+      );
+    const h = harness(server);
+    await h.controller.onContentMessage(TAB, PAGE);
+    await h.controller.requestVerdict(TAB);
+    expect(await stateOf(h)).toMatchObject({ verdict: { error: "the post has 45210 characters; verdicts are given for posts of at most 32000" } });
+    await h.controller.requestVerdict(TAB);
+    expect(await stateOf(h)).toMatchObject({ verdict: { error: "too many verdict requests; retry in 120 s" } });
+    await h.controller.requestVerdict(TAB);
+    expect(await stateOf(h)).toMatchObject({ verdict: { error: "the server refused the request (INTERNAL_SERVER_ERROR)" } }); // not the server's internals
+  });
+
+  it("the Fact-check button's request: register the post, then verdict.request with the id the server registered", async () => {
+    const bluesky: PlatformContent = {
+      platform: "BLUESKY",
+      externalId: "at://did:plc:ue4wzb3ysxq6g74ouj7ic7ha/app.bsky.feed.post/b4h4tghc6ol7k",
+      url: "https://bsky.app/profile/marenholt.bsky.social/post/b4h4tghc6ol7k",
+      contentText: "The Great Wall of China is visible from the Moon.",
+      mediaState: "text_only",
+      imageUrls: [],
+      imageOccurrences: [],
+      metadata: { handle: "marenholt.bsky.social" },
+    };
+    const server = new FakeServer()
+      .on("registerObservedVersion", ok({ platform: "BLUESKY", externalId: bluesky.externalId, versionHash: HASH, postVersionId: "7d3c5b6e-1f0a-5b2c-9d8e-0a1b2c3d4e5f", provenance: "SERVER_VERIFIED" }))
+      .on("verdict.request", requested)
+      .on("verdict.get", error(404, -32004, "NOT_FOUND"), error(400, -32600, "BAD_REQUEST"));
+    const api = new ApiClient({ baseUrl: "http://127.0.0.1:8080", extensionVersion: "0.5.0", fetch: server.fetch });
+    expect(await startVerdict(api, bluesky)).toEqual({ v: 1, ok: true, analysisId: JOB_ID, status: "PENDING", postVersionId: "7d3c5b6e-1f0a-5b2c-9d8e-0a1b2c3d4e5f" });
+    expect(server.calls("registerObservedVersion")[0]?.body).toMatchObject({ platform: "BLUESKY", externalId: bluesky.externalId, observedContentText: bluesky.contentText });
+    expect(server.calls("verdict.request")[0]?.body).toEqual({ platform: "BLUESKY", externalId: bluesky.externalId, postVersionId: "7d3c5b6e-1f0a-5b2c-9d8e-0a1b2c3d4e5f" });
+    // Not yet in the read model: worth another read; a bad request is not.
+    expect(await readVerdict(api, JOB_ID)).toMatchObject({ ok: false, permanent: false });
+    expect(await readVerdict(api, JOB_ID)).toMatchObject({ ok: false, permanent: true, error: "BAD_REQUEST" });
+    server.on("registerObservedVersion", new TypeError("fetch failed"));
+    expect(await startVerdict(api, bluesky)).toEqual({ v: 1, ok: false, error: "the Errata server cannot be reached" });
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiClient } from "../src/background/api-client";
 import { isCustomDomainCandidate } from "../src/background/substack-injection";
 import { runViewPath } from "../src/background/view-path";
-import { isBackgroundMessage, isContentMessage, isPopupMessage } from "../src/lib/messages";
+import { isBackgroundMessage, isContentMessage, isPopupMessage, isVerdictMessage } from "../src/lib/messages";
 import type { PlatformContent } from "../src/lib/platform";
 import { parseSettings, DEFAULT_SETTINGS } from "../src/lib/settings";
 import { skipReasonFor } from "../src/lib/skip";
@@ -128,6 +128,14 @@ describe("messages and custom-domain probing", () => {
     expect(isPopupMessage({ v: 1, type: "GET_TAB_STATE", tabId: 3 })).toBe(true);
     expect(isPopupMessage({ v: 1, type: "GET_TAB_STATE" })).toBe(false);
     expect(isBackgroundMessage({ v: 1, type: "RESCAN" })).toBe(true);
+    expect(isVerdictMessage({ v: 1, type: "VERDICT_GET", analysisId: "a" })).toBe(true);
+    expect(isVerdictMessage({ v: 1, type: "VERDICT_GET", analysisId: "a", tabId: 4 })).toBe(true);
+    expect(isVerdictMessage({ v: 1, type: "VERDICT_GET", analysisId: 7 })).toBe(false);
+    expect(isVerdictMessage({ v: 1, type: "VERDICT_START", content: null })).toBe(false);
+    expect(isVerdictMessage({ v: 1, type: "VERDICT_FOR_TAB", tabId: 4 })).toBe(true);
+    expect(isVerdictMessage({ v: 1, type: "VERDICT_FOR_TAB" })).toBe(false);
+    expect(isVerdictMessage({ v: 1, type: "GET_TAB_STATE", tabId: 4 })).toBe(false);
+    expect(isPopupMessage({ v: 1, type: "VERDICT_FOR_TAB", tabId: 4 })).toBe(false);
   });
 
   it("probes /p/ pages on hosts the manifest does not cover", () => {
@@ -135,5 +143,6 @@ describe("messages and custom-domain probing", () => {
     expect(isCustomDomainCandidate("https://someone.substack.com/p/some-post")).toBe(false);
     expect(isCustomDomainCandidate("https://www.astralcodexten.com/archive")).toBe(false);
     expect(isCustomDomainCandidate("chrome://extensions/p/x")).toBe(false);
+    expect(isCustomDomainCandidate("https://www.threads.com/p/x")).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import { JSDOM } from "jsdom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ContentMessage } from "../src/lib/messages";
 import { readLocalFixture } from "./fixtures";
+import { wallJob } from "./verdict-jobs";
 
 type Listener = (message: unknown) => boolean;
 
@@ -17,7 +18,7 @@ interface Harness {
 
 const GLOBALS = ["document", "location", "MutationObserver", "chrome"] as const;
 
-async function loadContentScript(html: string, url: string): Promise<Harness> {
+async function loadContentScript(html: string, url: string, answer: (message: unknown) => unknown = () => undefined): Promise<Harness> {
   const dom = new JSDOM(html, { url });
   const sent: ContentMessage[] = [];
   const listeners: Listener[] = [];
@@ -29,6 +30,7 @@ async function loadContentScript(html: string, url: string): Promise<Harness> {
     runtime: {
       sendMessage: async (message: ContentMessage) => {
         sent.push(message);
+        return answer(message);
       },
       onMessage: { addListener: (fn: Listener) => listeners.push(fn) },
     },
@@ -104,5 +106,26 @@ describe("content script", () => {
     const h = await loadContentScript("<html><body><p>Home timeline</p></body></html>", "https://x.com/home");
     await new Promise((r) => setTimeout(r, 100));
     expect(h.sent).toEqual([]);
+  });
+
+  it("on Bluesky: a Fact-check button on every post, and a click asks the background for the verdict", async () => {
+    const id = "0b9d4f0e-6a43-5c1e-9d1a-3f7a2b6c8e11";
+    const h = await loadContentScript(readLocalFixture("social/bluesky-feed.html"), "https://bsky.app/", (message) => {
+      const m = message as { type: string };
+      if (m.type === "VERDICT_START") return { v: 1, ok: true, analysisId: id, status: "PENDING", postVersionId: "7d3c5b6e-1f0a-5b2c-9d8e-0a1b2c3d4e5f" };
+      if (m.type === "VERDICT_GET") return { v: 1, ok: true, job: wallJob(5, id) };
+      return undefined;
+    });
+    const document = h.dom.window.document;
+    const posts = document.querySelectorAll('[data-testid^="feedItem-by-"]');
+    expect(posts).toHaveLength(12);
+    expect([...posts].map((p) => p.querySelectorAll("errata-fact-check").length)).toEqual(new Array(12).fill(1));
+    expect(h.sent).toEqual([]); // no view path on Bluesky: nothing is sent until a click
+    posts[0]?.querySelector("errata-fact-check")?.shadowRoot?.querySelector("button")?.click();
+    await until(() => posts[0]?.querySelector("errata-verdict")?.getAttribute("data-state") === "complete");
+    const [start, get] = h.sent as unknown as Array<Record<string, unknown>>;
+    expect(start).toMatchObject({ v: 1, type: "VERDICT_START", content: { platform: "BLUESKY", externalId: "at://did:plc:ue4wzb3ysxq6g74ouj7ic7ha/app.bsky.feed.post/b4h4tghc6ol7k" } });
+    expect(get).toEqual({ v: 1, type: "VERDICT_GET", analysisId: id });
+    expect(posts[0]?.querySelector("errata-verdict")?.shadowRoot?.querySelector(".ev-pill")?.textContent).toBe("False");
   });
 });

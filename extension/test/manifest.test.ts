@@ -39,6 +39,10 @@ describe("manifest", () => {
           "https://*.substack.com/p/*",
           "https://*.wikipedia.org/wiki/*",
           "https://*.wikipedia.org/w/index.php*",
+          "https://bsky.app/*",
+          "https://www.threads.net/*",
+          "https://www.threads.com/*",
+          "https://threads.com/*",
         ]),
       );
       expect(m.action.default_popup).toBe("popup/index.html");

@@ -3,8 +3,9 @@
 import { describe, expect, it } from "vitest";
 import type { Claim } from "../src/lib/api-types";
 import type { StatusState, TabState } from "../src/lib/tab-state";
-import { renderState, stateName, type PopupContext } from "../src/popup/render";
+import { MAX_URL_CHARS, renderState, shortenUrl, stateName, type PopupContext } from "../src/popup/render";
 import { domFor } from "./dom";
+import { HOSTILE, failedJob, hostileJob, wallJob } from "./verdict-jobs";
 
 const claim = (id: string, text: string): Claim => ({
   id,
@@ -37,6 +38,7 @@ function render(state: TabState, overrides: Partial<PopupContext> = {}) {
     onRecheck: () => calls.push("recheck"),
     onFocusClaim: (id) => calls.push(`focus:${id}`),
     onOpenSettings: () => calls.push("settings"),
+    onVerdict: () => calls.push("verdict"),
     ...overrides,
   };
   const main = doc.querySelector("main");
@@ -59,6 +61,9 @@ describe("popup states", () => {
     expect(noKey.text).toContain("add your OpenAI key or an instance API key");
     const requesting = render({ ...base, requesting: true });
     expect(requesting.main.querySelector("#investigate-now")?.textContent).toBe("Requesting…");
+    // Progress shows at once, before the server answered.
+    expect(requesting.main.querySelector(".headline .spinner")).not.toBeNull();
+    expect(requesting.main.querySelector(".headline")?.textContent).toBe("Requesting an investigation…");
     expect(render({ ...base, requestError: "the server is busy" }).text).toContain("Could not continue: the server is busy.");
   });
 
@@ -130,5 +135,70 @@ describe("popup states", () => {
 
     expect(render({ kind: "idle" }).text).toContain("No supported post on this page.");
     expect(render({ kind: "registering", platform: "X", url: "u", externalId: "1" }).text).toContain("Checking this post…");
+  });
+});
+
+describe("popup polish", () => {
+  it("shortens long post URLs in the middle, keeps the full URL in the title", () => {
+    const long = "https://x.com/ada_lovelace_official/status/1790000000000000202?s=20&t=AbCdEfGhIjKlMnOp";
+    expect(shortenUrl(long)).toBe("x.com/ada_lovelace_o…1790000000000000202");
+    expect(Array.from(shortenUrl(long))).toHaveLength(MAX_URL_CHARS);
+    expect(shortenUrl("https://x.com/ada_l/status/1790000000000000202")).toBe("x.com/ada_l/status/1790000000000000202");
+    expect(shortenUrl("https://www.lesswrong.com/")).toBe("lesswrong.com");
+    expect(shortenUrl("https://en.wikipedia.org/wiki/%F0%9F%98%80%F0%9F%98%80%F0%9F%98%80%F0%9F%98%80%F0%9F%98%80", 20)).toBe("en.wikiped…%9F%98%80");
+    expect(shortenUrl("not a url at all, just a very long string of text", 11)).toBe("not a… text");
+    const r = render({ ...base, url: long });
+    const url = r.main.querySelector(".url-text");
+    expect(url?.textContent).toBe("x.com/ada_lovelace_o…1790000000000000202");
+    expect(url?.getAttribute("title")).toBe(long);
+    expect(r.main.querySelector(".url")?.textContent).toBe("LessWrong · x.com/ada_lovelace_o…1790000000000000202");
+  });
+
+  it("on Bluesky and Threads, points to the Fact-check buttons", () => {
+    expect(render({ kind: "idle" }, { feedSite: "Bluesky" }).text).toContain("On Bluesky, use the Fact-check button under a post.");
+  });
+});
+
+describe("popup: Verdict for this post", () => {
+  const ID = "0b9d4f0e-6a43-5c1e-9d1a-3f7a2b6c8e11";
+  const section = (r: ReturnType<typeof render>) => r.main.querySelector<HTMLElement>("#verdict");
+
+  it("offers it on every post state, and follows the analysis to its verdict", () => {
+    const none = render(base);
+    expect(section(none)?.dataset["verdict"]).toBe("none");
+    none.main.querySelector<HTMLButtonElement>("#verdict-for-post")?.click();
+    expect(none.calls).toEqual(["verdict"]);
+    const investigated = render({ ...base, status: { investigationState: "INVESTIGATED", provenance: "SERVER_VERIFIED", claims: [] } });
+    expect(investigated.main.querySelector("#verdict-for-post")?.textContent).toBe("Verdict for this post");
+
+    expect(section(render({ ...base, verdict: { requesting: true } }))?.dataset["verdict"]).toBe("requesting");
+    const starting = render({ ...base, verdict: { analysisId: ID } });
+    expect(section(starting)?.dataset["verdict"]).toBe("starting");
+    expect(starting.text).toContain("Sending the post to Errata…");
+    const running = render({ ...base, verdict: { analysisId: ID, job: wallJob(3) } });
+    expect(section(running)?.dataset["verdict"]).toBe("running");
+    expect(running.text).toContain("Searched “Great Wall of China visible from the Moon naked eye”");
+    const done = render({ ...base, verdict: { analysisId: ID, job: wallJob(5) } });
+    expect(section(done)?.dataset["verdict"]).toBe("complete");
+    expect(section(done)?.querySelector(".ev-pill")?.textContent).toBe("False");
+    expect(section(done)?.querySelector(".ev-confidence")?.textContent).toBe("82% confidence");
+    expect(section(done)?.querySelector("details.ev-claims summary")?.textContent).toBe("Claims (2)");
+    expect(section(done)?.querySelectorAll(".ev-chip")).toHaveLength(3);
+  });
+
+  it("failures, and hostile strings stay text", () => {
+    const failed = render({ ...base, verdict: { analysisId: ID, job: failedJob() } });
+    expect(section(failed)?.dataset["verdict"]).toBe("failed");
+    expect(failed.text).toContain("The verdict analysis failed: the provider refused the request");
+    const refused = render({ ...base, verdict: { error: "the server is busy; try again in a minute" } });
+    expect(section(refused)?.dataset["verdict"]).toBe("error");
+    expect(refused.text).toContain("Could not request a verdict: the server is busy; try again in a minute.");
+    refused.main.querySelector<HTMLButtonElement>("#verdict-for-post")?.click();
+    expect(refused.calls).toEqual(["verdict"]);
+    const lost = render({ ...base, verdict: { analysisId: ID, job: wallJob(3) } }, { verdictError: "the Errata server cannot be reached" });
+    expect(lost.text).toContain("Lost track of the verdict: the Errata server cannot be reached.");
+    const hostile = render({ ...base, verdict: { analysisId: ID, job: hostileJob() } });
+    expect(hostile.main.querySelectorAll("img, script")).toHaveLength(0);
+    expect(hostile.text).toContain(`${HOSTILE} summary`);
   });
 });

@@ -356,7 +356,7 @@
     var permalink = location.origin + "/app/analyses/" + id;
     $("permalink").value = permalink;
     $("report-link").href = "/api/v1/analyses/" + id + "/report";
-    var state = { id: id, job: null, live: emptyJob(id), folding: false, ended: false, es: null, closed: false, timer: null };
+    var state = { id: id, job: null, live: emptyJob(id), folding: false, ended: false, es: null, closed: false, timer: null, events: 0, errors: 0 };
     state.close = function () {
       state.closed = true;
       if (state.es) state.es.close();
@@ -413,22 +413,43 @@
     es.onopen = function () { $("live-state").textContent = "· live"; };
     es.onerror = function () {
       if (state.closed) return;
-      if (state.job && TERMINAL[state.job.status] && !state.folding) {
+      if (state.job && TERMINAL[state.job.status] && !state.folding && state.events > 0) {
+        // A finished job's replay ends where the log ends.
         es.close();
         $("live-state").textContent = "· replayed";
         return;
       }
-      $("live-state").textContent = es.readyState === EventSource.CLOSED ? "· disconnected" : "· reconnecting";
+      if (es.readyState === EventSource.CLOSED || ++state.errors > 5) {
+        // The stream is refused (or keeps failing): follow the job by
+        // reading it every few seconds instead.
+        es.close();
+        $("live-state").textContent = "· stream unavailable, refreshing";
+        poll(state);
+        return;
+      }
+      $("live-state").textContent = "· reconnecting";
     };
     EVENT_TYPES.forEach(function (type) {
       es.addEventListener(type, function (msg) { onEvent(state, type, msg); });
     });
   }
 
+  // poll reads the job every 3 s until it ends (when there is no stream).
+  function poll(state) {
+    if (state.closed || (state.job && TERMINAL[state.job.status])) return;
+    state.folding = false;
+    state.timer = setTimeout(function () {
+      load(state, 0);
+      poll(state);
+    }, 3000);
+  }
+
   function onEvent(state, type, msg) {
     var ev;
     try { ev = JSON.parse(msg.data); } catch (e) { return; }
     if (!ev || typeof ev.data !== "object" || ev.data === null) return;
+    state.events++;
+    state.errors = 0;
     var d = ev.data;
     fold(state.live, type, ev.time, d);
     if (type === "analysis.requested.v1" && $("job-excerpt").hidden) {

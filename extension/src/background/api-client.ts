@@ -10,12 +10,17 @@ import {
   type InvestigationResult,
   type RegisterObservedVersionOutput,
   type ValidateSettingsOutput,
+  type VerdictJob,
+  type VerdictRequestInput,
+  type VerdictRequestOutput,
   type ViewStatus,
   batchStatusOutput,
   investigateNowOutput,
   investigationResult,
   registerObservedVersionOutput,
   validateSettingsOutput,
+  verdictJob,
+  verdictRequestOutput,
   viewStatus,
 } from "../lib/api-types";
 import { hmacSha256Hex } from "../lib/hash";
@@ -32,6 +37,13 @@ export const DEFAULT_ATTESTATION_KEY = "openerrata-attestation-v1";
 /** The server refuses larger bodies (HTTP 413); they are not sent at all. */
 export const MAX_REQUEST_BODY_BYTES = 512 * 1024;
 const DEFAULT_TIMEOUT_MS = 20_000;
+
+/**
+ * The tRPC namespaces: post.* is OpenErrata's wire contract (unchanged);
+ * verdict.* is Errata's own (verdict analyses), which OpenErrata's
+ * extension never calls. Both carry the same headers.
+ */
+export type Namespace = "post" | "verdict";
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -80,12 +92,13 @@ export class ApiError extends ApiClientError {
     readonly code: number,
     /** data.code, e.g. BAD_REQUEST (kept as sent even if this client does not know it). */
     readonly codeName: string,
-    message: string,
+    /** The server's own message (error.message of the envelope). */
+    readonly serverMessage: string,
     /** data.openerrataCode, e.g. UPGRADE_REQUIRED or MALFORMED_EXTENSION_VERSION. */
     readonly openerrataCode: string | undefined,
     readonly data: Readonly<Record<string, unknown>>,
   ) {
-    super(`${procedure}: ${codeName}: ${message}`);
+    super(`${procedure}: ${codeName}: ${serverMessage}`);
   }
 }
 
@@ -185,6 +198,16 @@ export class ApiClient {
     return this.query("batchStatus", input, batchStatusOutput);
   }
 
+  /** verdict.request: starts (or finds) the verdict analysis of a registered post version. */
+  verdictRequest(input: VerdictRequestInput): Promise<VerdictRequestOutput> {
+    return this.mutation("request", input, verdictRequestOutput, {}, "verdict");
+  }
+
+  /** verdict.get: the job JSON of a verdict analysis. */
+  verdictGet(input: { analysisId: string }): Promise<VerdictJob> {
+    return this.query("get", input, verdictJob, {}, "verdict");
+  }
+
   /** GET /health (no version header). Resolves when the server says status "ok". */
   async health(): Promise<{ status: "ok" }> {
     const response = await this.send("health", `${this.baseUrl}/health`, { method: "GET", headers: {} });
@@ -212,8 +235,9 @@ export class ApiClient {
     input: unknown,
     validator: Validator<T>,
     options: { sendOpenaiKey?: boolean } = {},
+    namespace: Namespace = "post",
   ): Promise<T> {
-    const procedure = `post.${name}`;
+    const procedure = `${namespace}.${name}`;
     const body = JSON.stringify(input);
     const bytes = utf8ByteLength(body);
     if (bytes > MAX_REQUEST_BODY_BYTES) throw new RequestTooLargeError(procedure, bytes);
@@ -234,8 +258,9 @@ export class ApiClient {
     input: unknown,
     validator: Validator<T>,
     options: { sendOpenaiKey?: boolean } = {},
+    namespace: Namespace = "post",
   ): Promise<T> {
-    const procedure = `post.${name}`;
+    const procedure = `${namespace}.${name}`;
     const query = input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
     const response = await this.send(procedure, `${this.baseUrl}/trpc/${procedure}${query}`, {
       method: "GET",

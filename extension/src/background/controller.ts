@@ -10,15 +10,17 @@
 // polls are resumed where they left off.
 
 import type { Claim, InvestigateNowOutput, InvestigationResult } from "../lib/api-types";
-import type { BackgroundMessage, ContentMessage } from "../lib/messages";
+import type { BackgroundMessage, ContentMessage, VerdictGetResponse } from "../lib/messages";
 import { MESSAGE_PROTOCOL_VERSION } from "../lib/messages";
 import type { PlatformContent } from "../lib/platform";
 import { type Settings, shouldAutoInvestigate } from "../lib/settings";
+import type { Timers } from "../lib/timers";
 import { type PostStatus, type StatusState, type TabState, claimsToDraw } from "../lib/tab-state";
-import { type ApiClient, ApiError, ApiResponseError, UpgradeRequiredError } from "./api-client";
-import { describeFailure } from "./errors";
+import { type ApiClient, UpgradeRequiredError } from "./api-client";
+import { describeFailure, isPermanentFailure } from "./errors";
 import type { KeyValueStore } from "./storage";
 import type { TabStore } from "./tab-store";
+import { describeVerdictFailure } from "./verdicts";
 import { runViewPath } from "./view-path";
 
 export const POLL_INTERVAL_MS = 5_000;
@@ -30,10 +32,11 @@ const MAX_BACKOFF_MS = 60_000;
 export const POLL_ALARM = "errata-poll";
 const POLL_PREFIX = "poll:";
 const INVESTIGATION_PREFIX = "investigation:";
+const VERDICT_PREFIX = "verdict:";
 
 export type InvestigationApi = Pick<
   ApiClient,
-  "registerObservedVersion" | "recordViewAndGetStatus" | "investigateNow" | "getInvestigation"
+  "registerObservedVersion" | "recordViewAndGetStatus" | "investigateNow" | "getInvestigation" | "verdictRequest"
 >;
 
 export interface PollRecord {
@@ -45,10 +48,7 @@ export interface PollRecord {
   failures: number;
 }
 
-export interface Timers {
-  set(fn: () => void, ms: number): unknown;
-  clear(handle: unknown): void;
-}
+export type { Timers } from "../lib/timers";
 
 export interface BackgroundDeps {
   api(): Promise<InvestigationApi>;
@@ -74,6 +74,10 @@ export function postTitleOf(content: PlatformContent): string | undefined {
       return content.metadata.displayTitle ?? content.metadata.title.replace(/_/g, " ");
     case "X":
       return `@${content.metadata.authorHandle}`;
+    case "BLUESKY":
+      return `@${content.metadata.handle}`;
+    case "THREADS":
+      return `@${content.metadata.username}`;
   }
 }
 
@@ -109,12 +113,6 @@ function statusAfterInvestigateNow(output: InvestigateNowOutput, previous: PostS
 
 function isTerminal(status: PostStatus): boolean {
   return status.investigationState !== "INVESTIGATING";
-}
-
-/** Whether polling should stop for this error rather than try again later. */
-function isPermanent(error: unknown): boolean {
-  if (error instanceof ApiError) return error.httpStatus < 500 && error.httpStatus !== 429 && error.httpStatus !== 408;
-  return error instanceof ApiResponseError && error.httpStatus < 500;
 }
 
 function claimIds(claims: readonly Claim[]): string {
@@ -220,11 +218,15 @@ export class BackgroundController {
     await this.mutate(tabId, () => ({ ...ref, kind: "registering", externalId: content.externalId }));
     const result = await runViewPath(await this.deps.api(), content);
     if (this.runs.get(tabId) !== run) return;
-    const state: TabState = { ...result, ...(title === undefined ? {} : { title }) };
+    let state: TabState = { ...result, ...(title === undefined ? {} : { title }) };
     if (state.kind !== "status") {
-      await this.mutate(tabId, () => state);
+      const done = state;
+      await this.mutate(tabId, () => done);
       return;
     }
+    // A verdict asked for this version before (verdict.request is idempotent; its id is kept for the popup).
+    const verdict = await this.deps.store.get<{ analysisId: string }>(VERDICT_PREFIX + state.postVersionId);
+    if (verdict !== undefined) state = { ...state, verdict: { analysisId: verdict.analysisId } };
     const settings = await this.deps.settings();
     const status = state.status;
     if (status.investigationState === "INVESTIGATING") {
@@ -292,7 +294,8 @@ export class BackgroundController {
       status: statusAfterInvestigateNow(output, state.status),
     }));
     if (after.kind === "status" && after.postVersionId === postVersionId && !isTerminal(after.status)) {
-      await this.startPolling(tabId, output.investigationId, postVersionId);
+      // The first status read comes at once (then every POLL_INTERVAL_MS): progress shows without a wait.
+      await this.startPolling(tabId, output.investigationId, postVersionId, 0);
     }
   }
 
@@ -305,6 +308,38 @@ export class BackgroundController {
       return;
     }
     await this.deps.sendToTab(tabId, { v: MESSAGE_PROTOCOL_VERSION, type: "RESCAN" }).catch(() => undefined);
+  }
+
+  // ---- verdict for this post (the popup) ------------------------------------
+
+  /** verdict.request for the post version in the tab. */
+  async requestVerdict(tabId: number): Promise<void> {
+    let target: StatusState | null = null;
+    await this.mutate(tabId, (state) => {
+      if (state.kind !== "status" || state.verdict?.requesting === true) return null;
+      target = state;
+      return { ...state, verdict: { requesting: true } };
+    });
+    const requested = target as StatusState | null;
+    if (requested === null) return;
+    const { platform, externalId, postVersionId } = requested;
+    try {
+      const output = await (await this.deps.api()).verdictRequest({ platform, externalId, postVersionId });
+      await this.deps.store.set(VERDICT_PREFIX + postVersionId, { analysisId: output.analysisId });
+      await this.mutateVersion(tabId, postVersionId, (state) => ({ ...state, verdict: { analysisId: output.analysisId } }));
+    } catch (error: unknown) {
+      await this.mutateVersion(tabId, postVersionId, (state) => ({ ...state, verdict: { error: describeVerdictFailure(error) } }));
+    }
+  }
+
+  /** Records a verdict.get answer for the tab, when the tab still follows that analysis. */
+  async recordVerdict(tabId: number, analysisId: string, read: VerdictGetResponse): Promise<void> {
+    if (!read.ok) return;
+    await this.mutate(tabId, (state) =>
+      state.kind === "status" && state.verdict?.analysisId === analysisId && JSON.stringify(state.verdict.job) !== JSON.stringify(read.job)
+        ? { ...state, verdict: { analysisId, job: read.job } }
+        : null,
+    );
   }
 
   // ---- polling ------------------------------------------------------------
@@ -427,7 +462,7 @@ export class BackgroundController {
       return;
     }
     const failures = record.failures + 1;
-    if (isPermanent(error) || failures >= MAX_POLL_FAILURES) {
+    if (isPermanentFailure(error) || failures >= MAX_POLL_FAILURES) {
       await this.stopPolling(tabId);
       await this.mutateVersion(tabId, record.postVersionId, (s) => ({
         ...s,

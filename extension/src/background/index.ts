@@ -7,15 +7,18 @@
 // storage.session; listeners are registered synchronously at start-up so the
 // events that wake the worker are delivered.
 
-import { isContentMessage, isPopupMessage, MESSAGE_PROTOCOL_VERSION } from "../lib/messages";
+import { isContentMessage, isPopupMessage, isVerdictMessage, MESSAGE_PROTOCOL_VERSION } from "../lib/messages";
 import type { GetTabStateResponse } from "../lib/messages";
+import { FEED_PLATFORMS } from "../lib/platform";
 import { loadSettings } from "../lib/settings";
 import { badgeFor, type TabState } from "../lib/tab-state";
 import { ApiClient } from "./api-client";
 import { BackgroundController, POLL_ALARM } from "./controller";
+import { realTimers } from "../lib/timers";
 import { sessionStore } from "./storage";
 import { probeSubstackCustomDomain } from "./substack-injection";
 import { TabStore } from "./tab-store";
+import { readVerdict, startVerdict } from "./verdicts";
 
 async function showBadge(tabId: number, state: TabState): Promise<void> {
   const badge = badgeFor(state);
@@ -28,18 +31,20 @@ async function showBadge(tabId: number, state: TabState): Promise<void> {
   }
 }
 
+async function api(): Promise<ApiClient> {
+  const settings = await loadSettings();
+  return new ApiClient({
+    baseUrl: settings.apiBaseUrl,
+    extensionVersion: chrome.runtime.getManifest().version,
+    apiKey: settings.apiKey,
+    openaiApiKey: settings.openaiApiKey,
+    hmacSecret: settings.hmacSecret,
+  });
+}
+
 const store = sessionStore();
 const controller = new BackgroundController({
-  async api() {
-    const settings = await loadSettings();
-    return new ApiClient({
-      baseUrl: settings.apiBaseUrl,
-      extensionVersion: chrome.runtime.getManifest().version,
-      apiKey: settings.apiKey,
-      openaiApiKey: settings.openaiApiKey,
-      hmacSecret: settings.hmacSecret,
-    });
-  },
+  api,
   settings: loadSettings,
   tabs: new TabStore(store),
   store,
@@ -52,10 +57,7 @@ const controller = new BackgroundController({
       await chrome.alarms.clear(name);
     },
   },
-  timers: {
-    set: (fn, ms) => setTimeout(fn, ms),
-    clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  },
+  timers: realTimers,
   now: () => Date.now(),
   showBadge,
   async sendToTab(tabId, message) {
@@ -68,6 +70,33 @@ chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse) =>
     const tabId = sender.tab?.id;
     if (tabId !== undefined && sender.frameId === 0) void controller.onContentMessage(tabId, message);
     return false;
+  }
+  if (isVerdictMessage(message)) {
+    const answer = async (): Promise<void> => {
+      switch (message.type) {
+        case "VERDICT_START":
+          // Only a Bluesky or Threads page's content script asks to register a post it shows.
+          if (sender.tab?.id === undefined || !(FEED_PLATFORMS as readonly string[]).includes(message.content.platform)) {
+            sendResponse({ v: MESSAGE_PROTOCOL_VERSION, ok: false, error: "only a Bluesky or Threads page asks for a post's verdict" });
+            return;
+          }
+          sendResponse(await startVerdict(await api(), message.content));
+          return;
+        case "VERDICT_GET": {
+          const read = await readVerdict(await api(), message.analysisId);
+          if (message.tabId !== undefined) await controller.recordVerdict(message.tabId, message.analysisId, read);
+          sendResponse(read);
+          return;
+        }
+        case "VERDICT_FOR_TAB": {
+          await controller.requestVerdict(message.tabId);
+          const response: GetTabStateResponse = { v: MESSAGE_PROTOCOL_VERSION, state: await controller.getState(message.tabId) };
+          sendResponse(response);
+        }
+      }
+    };
+    void answer();
+    return true; // answered asynchronously
   }
   if (isPopupMessage(message)) {
     const answer = async (): Promise<void> => {

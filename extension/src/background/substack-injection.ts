@@ -17,7 +17,9 @@ function declarativelyCovered(hostname: string): boolean {
     host.endsWith("lesswrong.com") ||
     host === "x.com" ||
     host === "twitter.com" ||
-    host.endsWith(".wikipedia.org")
+    host.endsWith(".wikipedia.org") ||
+    host === "bsky.app" ||
+    /^(?:www\.)?threads\.(?:net|com)$/.test(host)
   );
 }
 

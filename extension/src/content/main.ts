@@ -3,10 +3,50 @@
 // worker; then draws the claims the background sends back. Nothing is sent
 // to the API from here.
 
-import { isBackgroundMessage, MESSAGE_PROTOCOL_VERSION, type BackgroundMessage, type ContentMessage } from "../lib/messages";
+import {
+  isBackgroundMessage,
+  MESSAGE_PROTOCOL_VERSION,
+  type BackgroundMessage,
+  type ContentMessage,
+  type VerdictGetResponse,
+  type VerdictMessage,
+  type VerdictStartResponse,
+} from "../lib/messages";
+import type { PlatformContent } from "../lib/platform";
 import { skipReasonFor } from "../lib/skip";
-import { selectAdapter, type AdapterNotReadyReason, type PlatformAdapter } from "./adapters";
+import { realTimers } from "../lib/timers";
+import type { VerdictRead } from "../lib/verdict-poller";
+import { feedAdapterForUrl, selectAdapter, type AdapterNotReadyReason, type PlatformAdapter } from "./adapters";
 import { Annotator } from "./annotate/annotator";
+import { FeedSession, type FeedTransport, type StartAnswer } from "./feed-session";
+
+/** Quiet time after DOM changes before the Fact-check buttons are checked again. */
+const FEED_SCAN_MS = 150;
+const EXTENSION_GONE = "the extension was updated or reloaded; reload the page";
+
+/** Verdict requests through the background worker (which holds the API client and its settings). */
+const feedTransport: FeedTransport = {
+  async start(content: PlatformContent): Promise<StartAnswer> {
+    const message: VerdictMessage = { v: MESSAGE_PROTOCOL_VERSION, type: "VERDICT_START", content };
+    try {
+      const response = (await chrome.runtime.sendMessage(message)) as VerdictStartResponse | undefined;
+      if (response?.v !== MESSAGE_PROTOCOL_VERSION) return { ok: false, error: EXTENSION_GONE };
+      return response.ok ? { ok: true, analysisId: response.analysisId } : { ok: false, error: response.error };
+    } catch {
+      return { ok: false, error: EXTENSION_GONE };
+    }
+  },
+  async read(analysisId: string): Promise<VerdictRead> {
+    const message: VerdictMessage = { v: MESSAGE_PROTOCOL_VERSION, type: "VERDICT_GET", analysisId };
+    try {
+      const response = (await chrome.runtime.sendMessage(message)) as VerdictGetResponse | undefined;
+      if (response?.v !== MESSAGE_PROTOCOL_VERSION) return { ok: false, error: EXTENSION_GONE, permanent: true };
+      return response.ok ? { ok: true, job: response.job } : { ok: false, error: response.error, permanent: response.permanent };
+    } catch {
+      return { ok: false, error: EXTENSION_GONE, permanent: true };
+    }
+  },
+};
 
 /** How long a page may keep rendering before the content script gives up. */
 const GIVE_UP_AFTER_MS = 20_000;
@@ -89,6 +129,7 @@ class PageSession {
 }
 
 let session: PageSession | null = null;
+let feedSession: FeedSession | null = null;
 let annotator: Annotator | null = null;
 let pageUrl = "";
 
@@ -99,6 +140,22 @@ function scan(): void {
   annotator = null;
   const url = location.href;
   pageUrl = url;
+  // Bluesky and Threads: buttons on every post, for as long as the page lives (in-page navigations included).
+  const feed = feedAdapterForUrl(url);
+  if (feed !== null) {
+    if (feedSession === null) {
+      feedSession = new FeedSession(feed, document, {
+        transport: feedTransport,
+        timers: realTimers,
+        now: () => Date.now(),
+        schedule: (fn) => void setTimeout(fn, FEED_SCAN_MS),
+      });
+      feedSession.start(); // scans at once
+    } else {
+      feedSession.scan();
+    }
+    return;
+  }
   const adapter = selectAdapter(url, document);
   if (adapter === null) return;
   annotator = new Annotator(adapter, document, {

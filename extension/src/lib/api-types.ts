@@ -1,5 +1,7 @@
 // Output types of the extension-facing API and their strict validators
-// (CONTRACT.md, "Output strictness" and "Output shapes per procedure").
+// (CONTRACT.md, "Output strictness" and "Output shapes per procedure"), and
+// of Errata's own verdict.* namespace (the job JSON of a verdict analysis,
+// issue 15), which OpenErrata's extension never calls.
 
 import { PLATFORMS, type Platform } from "./platform";
 import {
@@ -7,11 +9,13 @@ import {
   absoluteHttpUrl,
   array,
   boolean,
+  integerIn,
   literal,
   matching,
   nonEmptyString,
   nonNegativeInteger,
   nullable,
+  numberIn,
   object,
   string,
   variants,
@@ -218,3 +222,258 @@ export const batchStatusOutput: Validator<BatchStatusOutput> = object({
     }),
   ),
 });
+
+// ---- verdict.* (Errata's own namespace) ------------------------------------
+
+/** factSocial's seven post labels. */
+export const VERDICT_LABELS = ["True", "MostlyTrue", "Mixed", "Misleading", "False", "Unverifiable", "Opinion"] as const;
+export type VerdictLabel = (typeof VERDICT_LABELS)[number];
+
+/** FactHarbor's truth-percentage bands, truest first. */
+export const VERDICT_BANDS = [
+  "TRUE",
+  "MOSTLY-TRUE",
+  "LEANING-TRUE",
+  "MIXED",
+  "UNVERIFIED",
+  "LEANING-FALSE",
+  "MOSTLY-FALSE",
+  "FALSE",
+] as const;
+export type VerdictBand = (typeof VERDICT_BANDS)[number];
+
+export const TRIAGE_KINDS = ["FACTUAL", "OPINION", "PREDICTION", "NOT_A_CLAIM"] as const;
+export type TriageKind = (typeof TRIAGE_KINDS)[number];
+
+export type AnalysisStatus = "PENDING" | "RUNNING" | "COMPLETE" | "FAILED";
+
+export interface VerdictRequestInput {
+  platform: Platform;
+  externalId: string;
+  postVersionId: string;
+}
+
+export interface VerdictRequestOutput {
+  analysisId: string;
+  status: AnalysisStatus;
+}
+
+export interface AnalysisInputInfo {
+  kind: string;
+  url: string | null;
+  title: string | null;
+  platform: string | null;
+  externalId: string | null;
+  textLength: number;
+}
+
+export interface AnalysisVersions {
+  prompts: Array<{ name: string; version: string; sha256: string }>;
+  provider: string;
+  model: string;
+  registry: string;
+  policy: string;
+  rubric: string;
+}
+
+export interface ClaimTriage {
+  kind: TriageKind;
+  specificity: number;
+  timeSensitive: boolean;
+  currentEvents: boolean;
+  numeric: boolean;
+  researched: boolean;
+  reason: string;
+}
+
+export interface SearchResult {
+  url: string;
+  title: string;
+  snippet: string;
+  publishedAt: string | null;
+}
+
+export interface ClaimQuery {
+  query: string;
+  kind: string;
+  results: SearchResult[];
+  error: string | null;
+}
+
+export interface AssessedSource {
+  url: string;
+  domain: string;
+  tier: number;
+  rule: string;
+  origin: string;
+  entail: number;
+  contradict: number;
+  neutral: number;
+}
+
+export interface ConfidenceCap {
+  rule: string;
+  cap: number;
+  before: number;
+}
+
+export interface ClaimVerdict {
+  engine: string | null;
+  score: number;
+  gate4: string | null;
+  truthPercent: number;
+  confidence: number;
+  label: VerdictLabel;
+  band: VerdictBand;
+  caps: ConfidenceCap[];
+  summary: string;
+}
+
+export interface AnalysisClaim {
+  id: string;
+  index: number;
+  text: string;
+  context: string;
+  triage: ClaimTriage | null;
+  queries: ClaimQuery[];
+  sources: AssessedSource[];
+  verdict: ClaimVerdict | null;
+}
+
+export interface VerdictSource {
+  url: string;
+  title: string;
+  domain: string;
+  tier: number;
+  fromSearch: boolean;
+}
+
+export interface PostVerdict {
+  label: VerdictLabel;
+  band: VerdictBand;
+  truthPercent: number;
+  confidence: number;
+  caps: ConfidenceCap[];
+  summary: string;
+  caveats: string[];
+  sources: VerdictSource[];
+}
+
+/** The job JSON of a verdict analysis (verdict.get, and GET /api/v1/analyses/{id}). */
+export interface VerdictJob {
+  id: string;
+  status: AnalysisStatus;
+  input: AnalysisInputInfo;
+  versions: AnalysisVersions;
+  claims: AnalysisClaim[];
+  verdict: PostVerdict | null;
+  failure: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+const analysisStatus: Validator<AnalysisStatus> = literal("PENDING", "RUNNING", "COMPLETE", "FAILED");
+const percent = integerIn(0, 100);
+const probability = numberIn(0, 1);
+const tier = integerIn(1, 5);
+const label: Validator<VerdictLabel> = literal(...VERDICT_LABELS);
+const band: Validator<VerdictBand> = literal(...VERDICT_BANDS);
+const cap: Validator<ConfidenceCap> = object({ rule: string, cap: percent, before: percent });
+
+export const verdictRequestOutput: Validator<VerdictRequestOutput> = object({
+  analysisId: nonEmptyString,
+  status: analysisStatus,
+});
+
+const claimVerdict: Validator<ClaimVerdict> = object({
+  engine: nullable(string),
+  score: integerIn(-1_000_000, 1_000_000),
+  gate4: nullable(string),
+  truthPercent: percent,
+  confidence: percent,
+  label,
+  band,
+  caps: array(cap),
+  summary: string,
+});
+
+const analysisClaim: Validator<AnalysisClaim> = object({
+  id: nonEmptyString,
+  index: nonNegativeInteger,
+  text: string,
+  context: string,
+  triage: nullable(
+    object({
+      kind: literal(...TRIAGE_KINDS),
+      specificity: probability,
+      timeSensitive: boolean,
+      currentEvents: boolean,
+      numeric: boolean,
+      researched: boolean,
+      reason: string,
+    }),
+  ),
+  queries: array(
+    object({
+      query: string,
+      kind: string,
+      results: array(object({ url: string, title: string, snippet: string, publishedAt: nullable(string) })),
+      error: nullable(string),
+    }),
+  ),
+  sources: array(
+    object({
+      url: string,
+      domain: string,
+      tier,
+      rule: string,
+      origin: string,
+      entail: probability,
+      contradict: probability,
+      neutral: probability,
+    }),
+  ),
+  verdict: nullable(claimVerdict),
+});
+
+export const verdictJob: Validator<VerdictJob> = object({
+  id: nonEmptyString,
+  status: analysisStatus,
+  input: object({
+    kind: string,
+    url: nullable(string),
+    title: nullable(string),
+    platform: nullable(string),
+    externalId: nullable(string),
+    textLength: nonNegativeInteger,
+  }),
+  versions: object({
+    prompts: array(object({ name: string, version: string, sha256: string })),
+    provider: string,
+    model: string,
+    registry: string,
+    policy: string,
+    rubric: string,
+  }),
+  claims: array(analysisClaim),
+  verdict: nullable(
+    object({
+      label,
+      band,
+      truthPercent: percent,
+      confidence: percent,
+      caps: array(cap),
+      summary: string,
+      caveats: array(string),
+      sources: array(object({ url: string, title: string, domain: string, tier, fromSearch: boolean })),
+    }),
+  ),
+  failure: nullable(string),
+  createdAt: string,
+  completedAt: nullable(string),
+});
+
+/** Whether a job has settled (no more polling). */
+export function isSettled(job: Pick<VerdictJob, "status">): boolean {
+  return job.status === "COMPLETE" || job.status === "FAILED";
+}

@@ -3,7 +3,7 @@
 // updating extension can tell.
 
 import type { AdapterNotReadyReason } from "../content/adapters/model";
-import type { Claim } from "./api-types";
+import type { AnalysisStatus, Claim, VerdictJob } from "./api-types";
 import type { Platform, PlatformContent } from "./platform";
 import type { SkipReason } from "./skip";
 import type { TabState } from "./tab-state";
@@ -40,12 +40,32 @@ export type BackgroundMessage =
 
 export type GetTabStateResponse = { v: 1; state: TabState };
 
+/**
+ * Verdict analyses (issue 15), answered through sendResponse: the content
+ * script (the Fact-check button on Bluesky and Threads) and the popup
+ * ("Verdict for this post") ask; the background worker calls the API.
+ */
+export type VerdictMessage =
+  /** Register this post and request its verdict analysis (the content script, for a post it read). */
+  | { v: 1; type: "VERDICT_START"; content: PlatformContent }
+  /** Read an analysis's job once; with tabId, the tab's state records it (the popup). */
+  | { v: 1; type: "VERDICT_GET"; analysisId: string; tabId?: number }
+  /** Request the verdict analysis of the post the tab shows (the popup's "Verdict for this post"). */
+  | { v: 1; type: "VERDICT_FOR_TAB"; tabId: number };
+
+export type VerdictStartResponse =
+  | { v: 1; ok: true; analysisId: string; status: AnalysisStatus; postVersionId: string }
+  | { v: 1; ok: false; error: string };
+
+export type VerdictGetResponse = { v: 1; ok: true; job: VerdictJob } | { v: 1; ok: false; error: string; permanent: boolean };
+
 function hasType(message: unknown): message is { v: unknown; type: unknown } {
   return typeof message === "object" && message !== null && "v" in message && "type" in message;
 }
 
 const CONTENT_TYPES = new Set(["PAGE_CONTENT", "PAGE_SKIPPED", "PAGE_UNAVAILABLE", "CLAIMS_ANCHORED"]);
 const POPUP_TYPES = new Set(["GET_TAB_STATE", "INVESTIGATE_NOW", "RECHECK"]);
+const VERDICT_TYPES = new Set(["VERDICT_START", "VERDICT_GET", "VERDICT_FOR_TAB"]);
 const BACKGROUND_TYPES = new Set(["RESCAN", "SHOW_CLAIMS", "SET_VISIBILITY", "FOCUS_CLAIM"]);
 
 export function isContentMessage(message: unknown): message is ContentMessage {
@@ -59,6 +79,19 @@ export function isPopupMessage(message: unknown): message is PopupMessage {
     POPUP_TYPES.has(String(message.type)) &&
     typeof (message as { tabId?: unknown }).tabId === "number"
   );
+}
+
+export function isVerdictMessage(message: unknown): message is VerdictMessage {
+  if (!hasType(message) || message.v !== MESSAGE_PROTOCOL_VERSION || !VERDICT_TYPES.has(String(message.type))) return false;
+  const m = message as Record<string, unknown>;
+  switch (m["type"]) {
+    case "VERDICT_START":
+      return typeof m["content"] === "object" && m["content"] !== null;
+    case "VERDICT_GET":
+      return typeof m["analysisId"] === "string" && (m["tabId"] === undefined || typeof m["tabId"] === "number");
+    default:
+      return typeof m["tabId"] === "number";
+  }
 }
 
 export function isBackgroundMessage(message: unknown): message is BackgroundMessage {

@@ -4,8 +4,12 @@
 
 import type { ImageOccurrence } from "./hash";
 
-export const PLATFORMS = ["LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA"] as const;
+export const PLATFORMS = ["LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA", "BLUESKY", "THREADS"] as const;
 export type Platform = (typeof PLATFORMS)[number];
+
+/** The platforms whose pages show many posts, each with its own Fact-check button (a verdict, no inline investigation). */
+export type FeedPlatform = "BLUESKY" | "THREADS";
+export const FEED_PLATFORMS: readonly FeedPlatform[] = ["BLUESKY", "THREADS"];
 
 export type MediaState = "text_only" | "has_images" | "has_video";
 
@@ -55,6 +59,32 @@ export interface WikipediaMetadata {
   htmlContent?: string;
 }
 
+/**
+ * BLUESKY: the externalId is the post's AT URI under the author's DID
+ * (at://{did}/app.bsky.feed.post/{rkey}); the text is observedContentText.
+ */
+export interface BlueskyMetadata {
+  /** The author's handle (e.g. alice.bsky.social), lowercased. */
+  handle: string;
+  displayName?: string;
+  /** When the post was made (ISO-8601 UTC), when the page shows it exactly. */
+  createdAt?: string;
+  likeCount?: number;
+  repostCount?: number;
+  replyCount?: number;
+}
+
+/** THREADS: the externalId is the post code (threads.com/@{username}/post/{code}). */
+export interface ThreadsMetadata {
+  /** The author's username, without the @, lowercased. */
+  username: string;
+  displayName?: string;
+  postedAt?: string;
+  likeCount?: number;
+  replyCount?: number;
+  repostCount?: number;
+}
+
 interface ContentBase {
   /**
    * The post's id on its platform. For Wikipedia it is "{lang}:{pageId}",
@@ -74,7 +104,9 @@ export type PlatformContent =
   | (ContentBase & { platform: "LESSWRONG"; metadata: LessWrongMetadata })
   | (ContentBase & { platform: "X"; metadata: XMetadata })
   | (ContentBase & { platform: "SUBSTACK"; metadata: SubstackMetadata })
-  | (ContentBase & { platform: "WIKIPEDIA"; metadata: WikipediaMetadata });
+  | (ContentBase & { platform: "WIKIPEDIA"; metadata: WikipediaMetadata })
+  | (ContentBase & { platform: "BLUESKY"; metadata: BlueskyMetadata })
+  | (ContentBase & { platform: "THREADS"; metadata: ThreadsMetadata });
 
 interface RegisterBase {
   url: string;
@@ -91,7 +123,9 @@ export type RegisterObservedVersionInput =
       observedContentText: string;
       metadata: SubstackMetadata;
     })
-  | (RegisterBase & { platform: "WIKIPEDIA"; observedContentText: string; metadata: WikipediaMetadata });
+  | (RegisterBase & { platform: "WIKIPEDIA"; observedContentText: string; metadata: WikipediaMetadata })
+  | (RegisterBase & { platform: "BLUESKY"; externalId: string; observedContentText: string; metadata: BlueskyMetadata })
+  | (RegisterBase & { platform: "THREADS"; externalId: string; observedContentText: string; metadata: ThreadsMetadata });
 
 /** Only this much HTML (UTF-8 bytes) rides along as Wikipedia's/Substack's optional htmlContent. */
 export const MAX_OPTIONAL_HTML_BYTES = 256 * 1024;
@@ -128,5 +162,21 @@ export function buildRegisterInput(content: PlatformContent): RegisterObservedVe
       };
     case "WIKIPEDIA":
       return { platform: "WIKIPEDIA", ...base, observedContentText: content.contentText, metadata: content.metadata };
+    case "BLUESKY":
+      return {
+        platform: "BLUESKY",
+        externalId: content.externalId,
+        ...base,
+        observedContentText: content.contentText,
+        metadata: content.metadata,
+      };
+    case "THREADS":
+      return {
+        platform: "THREADS",
+        externalId: content.externalId,
+        ...base,
+        observedContentText: content.contentText,
+        metadata: content.metadata,
+      };
   }
 }

@@ -2,7 +2,7 @@
 // worker records it and the popup shows it.
 
 import type { AdapterNotReadyReason } from "../content/adapters/model";
-import type { Claim, Provenance, ViewStatus } from "./api-types";
+import type { Claim, Provenance, VerdictJob, ViewStatus } from "./api-types";
 import type { Platform } from "./platform";
 import type { SkipReason } from "./skip";
 
@@ -28,6 +28,18 @@ export interface Anchoring {
   unanchored: string[];
 }
 
+/** The popup's "Verdict for this post": the verdict analysis of the version in the tab. */
+export interface TabVerdict {
+  /** verdict.request is in flight. */
+  requesting?: boolean;
+  /** Set once verdict.request answered (or a cached id for this version was found). */
+  analysisId?: string;
+  /** The latest verdict.get answer. */
+  job?: VerdictJob;
+  /** verdict.request failed; worded for the user. */
+  error?: string;
+}
+
 export interface StatusState extends PostRef {
   kind: "status";
   externalId: string;
@@ -47,6 +59,7 @@ export interface StatusState extends PostRef {
   autoInvestigated?: boolean;
   /** Reported by the content script once it has tried to anchor the claims. */
   anchoring?: Anchoring;
+  verdict?: TabVerdict;
 }
 
 export type TabState =

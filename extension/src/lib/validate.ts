@@ -49,6 +49,26 @@ export const nonNegativeInteger: Validator<number> = (value, path) => {
   return n;
 };
 
+/** An integer in [min, max]. */
+export function integerIn(min: number, max: number): Validator<number> {
+  return (value, path) => {
+    const n = integer(value, path);
+    if (n < min || n > max) throw new ShapeError(path, `expected an integer in ${min}..${max}, got ${n}`);
+    return n;
+  };
+}
+
+/** A finite number in [min, max]. */
+export function numberIn(min: number, max: number): Validator<number> {
+  return (value, path) => {
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new ShapeError(path, `expected a number, got ${describe(value)}`);
+    }
+    if (value < min || value > max) throw new ShapeError(path, `expected a number in ${min}..${max}, got ${value}`);
+    return value;
+  };
+}
+
 export function matching(pattern: RegExp, what: string): Validator<string> {
   return (value, path) => {
     const s = string(value, path);

@@ -1,11 +1,45 @@
 // The popup's view of a tab's state, as plain DOM (no innerHTML). Kept apart
 // from the page wiring so every state can be rendered in tests.
 
-import type { Claim, ClaimPayload, PriorInvestigationResult } from "../lib/api-types";
+import { type Claim, type ClaimPayload, type PriorInvestigationResult, isSettled } from "../lib/api-types";
 import { renderMarkdown, safeLinkUrl } from "../lib/markdown";
+import type { Platform } from "../lib/platform";
 import { SKIP_TITLES, type StatusState, type TabState } from "../lib/tab-state";
+import { jobState, renderProgress, renderVerdict } from "../ui/verdict-view";
 
-const PLATFORM_NAMES = { LESSWRONG: "LessWrong", X: "X", SUBSTACK: "Substack", WIKIPEDIA: "Wikipedia" } as const;
+const PLATFORM_NAMES: Record<Platform, string> = {
+  LESSWRONG: "LessWrong",
+  X: "X",
+  SUBSTACK: "Substack",
+  WIKIPEDIA: "Wikipedia",
+  BLUESKY: "Bluesky",
+  THREADS: "Threads",
+};
+
+/** The longest URL shown whole in the popup's one header line; longer ones are cut in the middle. */
+export const MAX_URL_CHARS = 40;
+
+/**
+ * A URL short enough for one line: without scheme, "www.", query and
+ * fragment, and, when still longer than max characters, its start and end
+ * around an ellipsis (the post id at the end stays visible). The full URL
+ * goes in the element's title.
+ */
+export function shortenUrl(url: string, max = MAX_URL_CHARS): string {
+  let display = url;
+  try {
+    const parsed = new URL(url);
+    display = `${parsed.host}${parsed.pathname === "/" ? "" : parsed.pathname}`;
+  } catch {
+    // not a URL: shown as it is, shortened
+  }
+  display = display.replace(/^www\./i, "");
+  const points = Array.from(display);
+  if (points.length <= max) return display;
+  const keep = Math.max(2, max - 1);
+  const head = Math.ceil(keep / 2);
+  return `${points.slice(0, head).join("")}…${points.slice(points.length - (keep - head)).join("")}`;
+}
 
 export interface PopupContext {
   doc: Document;
@@ -15,6 +49,12 @@ export interface PopupContext {
   onRecheck(): void;
   onFocusClaim(claimId: string): void;
   onOpenSettings(): void;
+  /** "Verdict for this post" (and its Try again). */
+  onVerdict(): void;
+  /** Following the verdict analysis gave up; worded for the user. */
+  verdictError?: string;
+  /** The tab shows Bluesky or Threads, whose posts carry their own Fact-check buttons. */
+  feedSite?: string;
 }
 
 /** A short name for the state, set as data-state on the popup's main element. */
@@ -69,7 +109,11 @@ function actions(ctx: PopupContext, ...buttons: HTMLElement[]): HTMLElement {
 function postHeader(ctx: PopupContext, state: Exclude<TabState, { kind: "idle" }>): HTMLElement {
   const box = el(ctx, "div", undefined, "post");
   if (state.title !== undefined) box.append(el(ctx, "p", state.title, "title"));
-  box.append(el(ctx, "p", `${PLATFORM_NAMES[state.platform]} · ${state.url}`, "url muted"));
+  const line = el(ctx, "p", `${PLATFORM_NAMES[state.platform]} · `, "url muted");
+  const url = el(ctx, "span", shortenUrl(state.url), "url-text");
+  url.title = state.url;
+  line.append(url);
+  box.append(line);
   return box;
 }
 
@@ -144,7 +188,10 @@ function renderStatus(ctx: PopupContext, state: StatusState): HTMLElement[] {
   const s = state.status;
   switch (s.investigationState) {
     case "NOT_INVESTIGATED": {
-      const out: HTMLElement[] = [post, el(ctx, "p", "Not yet investigated.", "headline"), ...priorNote(ctx, s.priorInvestigationResult)];
+      const headline = el(ctx, "p", undefined, "headline");
+      if (state.requesting === true) headline.append(el(ctx, "span", undefined, "spinner"), "Requesting an investigation…");
+      else headline.append("Not yet investigated.");
+      const out: HTMLElement[] = [post, headline, ...priorNote(ctx, s.priorInvestigationResult)];
       const investigate = button(ctx, state.requesting === true ? "Requesting…" : "Investigate Now", ctx.onInvestigate);
       investigate.id = "investigate-now";
       investigate.disabled = state.requesting === true || !ctx.hasCredentials;
@@ -200,10 +247,62 @@ function renderStatus(ctx: PopupContext, state: StatusState): HTMLElement[] {
   }
 }
 
+/** The popup's "Verdict for this post" section (data-verdict names its state). */
+export function verdictSection(ctx: PopupContext, state: StatusState): HTMLElement {
+  const section = el(ctx, "section", undefined, "verdict ev-box");
+  section.id = "verdict";
+  const v = state.verdict;
+  const start = (label: string): HTMLButtonElement => {
+    const b = button(ctx, label, ctx.onVerdict, "secondary");
+    b.id = "verdict-for-post";
+    return b;
+  };
+  if (v === undefined) {
+    section.dataset["verdict"] = "none";
+    section.append(actions(ctx, start("Verdict for this post")));
+    return section;
+  }
+  section.append(el(ctx, "p", "Verdict for this post", "section muted"));
+  if (v.requesting === true) {
+    section.dataset["verdict"] = "requesting";
+    section.append(...renderProgress(ctx.doc, null));
+    return section;
+  }
+  if (v.error !== undefined || v.analysisId === undefined) {
+    section.dataset["verdict"] = "error";
+    section.append(el(ctx, "p", `Could not request a verdict: ${v.error ?? "unknown error"}.`, "bad"), actions(ctx, start("Try again")));
+    return section;
+  }
+  const job = v.job ?? null;
+  section.dataset["verdict"] = jobState(job);
+  if (job !== null && job.status === "COMPLETE" && job.verdict !== null) {
+    section.append(...renderVerdict(ctx.doc, job, job.verdict));
+  } else if (job !== null && isSettled(job)) {
+    section.dataset["verdict"] = "failed";
+    section.append(el(ctx, "p", job.failure === null ? "The verdict analysis failed." : `The verdict analysis failed: ${Array.from(job.failure).slice(0, 300).join("")}`, "bad"));
+  } else {
+    section.append(...renderProgress(ctx.doc, job));
+  }
+  if (ctx.verdictError !== undefined && (job === null || !isSettled(job))) {
+    section.dataset["verdict"] = "error";
+    section.append(el(ctx, "p", `Lost track of the verdict: ${ctx.verdictError}.`, "bad"), actions(ctx, start("Try again")));
+  }
+  return section;
+}
+
 export function renderState(ctx: PopupContext, state: TabState): HTMLElement[] {
   switch (state.kind) {
     case "idle":
-      return [el(ctx, "p", "No supported post on this page.", "muted")];
+      return [
+        el(
+          ctx,
+          "p",
+          ctx.feedSite === undefined
+            ? "No supported post on this page."
+            : `On ${ctx.feedSite}, use the Fact-check button under a post.`,
+          "muted",
+        ),
+      ];
     case "skipped":
       return [postHeader(ctx, state), el(ctx, "p", SKIP_TITLES[state.reason], "headline")];
     case "unavailable":
@@ -235,6 +334,6 @@ export function renderState(ctx: PopupContext, state: TabState): HTMLElement[] {
         actions(ctx, button(ctx, "Try again", ctx.onRecheck, "secondary")),
       ];
     case "status":
-      return renderStatus(ctx, state);
+      return [...renderStatus(ctx, state), verdictSection(ctx, state)];
   }
 }

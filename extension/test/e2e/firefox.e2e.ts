@@ -12,6 +12,8 @@ import { EINSTEIN } from "./claims";
 import { type ApiUnderTest, FIREFOX_BUILD, FIREFOX_PATH, artifact, clean, requireFile, startApi, until } from "./harness";
 import { PAGES, PIXEL_PNG, pageFor } from "./pages";
 import { SCRIPT, approved, headline, investigations, rule } from "./real-stack";
+import { LABEL_NAMES } from "../../src/ui/verdict-view";
+import { wallJob } from "../verdict-jobs";
 
 // A fixed internal UUID, so the test can open the add-on's own pages.
 const ADDON_UUID = "5d3f1c2a-7b8e-4c6d-9a0b-e27a7a0e2e2e";
@@ -187,6 +189,68 @@ describe(REAL ? "Firefox, against a real Errata stack with a scripted provider" 
     await popup.screenshot({ path: artifact("firefox-popup-incorrect-claims.png") });
     expect(api.stub?.violations).toEqual([]);
     await popup.close();
+    await page.close();
+  });
+
+  it("Bluesky: one Fact-check button per post; a click shows the card under the post, then the verdict", async () => {
+    const page = await browser.newPage();
+    await routed(page);
+    await page.goto(PAGES.blueskyFeed.url, { waitUntil: "domcontentloaded" });
+    const counts = () =>
+      page.evaluate(() => {
+        const posts = Array.from(document.querySelectorAll('[data-testid^="feedItem-by-"]'));
+        return { perPost: posts.map((p) => p.querySelectorAll("errata-fact-check").length), total: document.querySelectorAll("errata-fact-check").length };
+      });
+    expect(await until("a button on every post", async () => {
+      const c = await counts();
+      return c.total === 12 && c.perPost.every((n) => n === 1) ? c : null;
+    }, 30_000)).toEqual({ perPost: new Array(12).fill(1), total: 12 });
+    // A real click on the first post's button (inside its shadow root).
+    const point = await page.evaluate(() => {
+      const button = document.querySelector('[data-testid="feedItem-by-marenholt.bsky.social"] errata-fact-check')?.shadowRoot?.querySelector("button");
+      button?.scrollIntoView({ block: "center" });
+      const r = button?.getBoundingClientRect();
+      return r === undefined ? null : { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+    });
+    expect(point).not.toBeNull();
+    await page.mouse.click(point?.x ?? 0, point?.y ?? 0);
+    const state = () =>
+      page.evaluate(() => document.querySelector('[data-testid="feedItem-by-marenholt.bsky.social"] errata-verdict')?.getAttribute("data-state") ?? "");
+    expect(["starting", "pending", "running", "complete"]).toContain(await until("the card", async () => (await state()) || null, 10_000));
+    expect(await until("the verdict", async () => {
+      const s = await state();
+      return ["complete", "failed", "error"].includes(s) ? s : null;
+    }, 90_000)).toBe("complete");
+    const shown = await page.evaluate(() => {
+      const root = document.querySelector('[data-testid="feedItem-by-marenholt.bsky.social"] errata-verdict')?.shadowRoot;
+      const section = root?.querySelector("section");
+      return {
+        pill: root?.querySelector(".ev-pill")?.textContent ?? "",
+        confidence: root?.querySelector(".ev-confidence")?.textContent ?? "",
+        claims: root?.querySelector("details.ev-claims summary")?.textContent ?? "",
+        chips: root?.querySelectorAll(".ev-chip").length ?? 0,
+        // The card's own styles apply inside its shadow root (rounded, bordered, light).
+        radius: section === null || section === undefined ? "" : getComputedStyle(section).borderTopLeftRadius,
+        background: section === null || section === undefined ? "" : getComputedStyle(section).backgroundColor,
+      };
+    });
+    if (REAL) {
+      expect(Object.values(LABEL_NAMES)).toContain(shown.pill);
+      expect(shown.claims).toBe("Claims (2)");
+    } else {
+      const job = wallJob(5);
+      expect(shown).toEqual({
+        pill: "False",
+        confidence: `${job.verdict?.confidence ?? 0}% confidence`,
+        claims: "Claims (2)",
+        chips: 3,
+        radius: "12px",
+        background: "rgb(255, 255, 255)",
+      });
+      expect(api.stub?.violations).toEqual([]);
+    }
+    expect(shown.radius).toBe("12px");
+    await page.screenshot({ path: artifact(REAL ? "firefox-real-bluesky-card.png" : "firefox-bluesky-card.png") });
     await page.close();
   });
 });

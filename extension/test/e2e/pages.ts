@@ -18,7 +18,7 @@ import { WORD_COUNT_LIMIT, wordCount } from "../../src/lib/normalize";
 import { skipReasonFor } from "../../src/lib/skip";
 import { normalizedTextOf } from "../../src/lib/dom-text";
 import { WikipediaTextFilter } from "../../src/lib/wikipedia-filter";
-import { loadPage, readSharedFixture } from "../fixtures";
+import { loadPage, readLocalFixture, readSharedFixture } from "../fixtures";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -128,7 +128,21 @@ export const PAGES = {
   xParent: { url: "https://x.com/charles_b/status/1790000000000000201", html: fixture("x-status.html") },
   xVideo: { url: "https://x.com/ada_l/status/1790000000000000209", html: fixture("x-status-video.html") },
   substack: { url: "https://telegraphhistory.substack.com/p/the-cable-that-spoke-for-three-weeks", html: fixture("substack-post.html") },
+  /** Bluesky's Following feed (light theme), the thread page of its first post (dark), Threads' feed (dark) and a post page (light). */
+  blueskyFeed: { url: "https://bsky.app/", html: readLocalFixture("social/bluesky-feed.html") },
+  blueskyThread: {
+    url: "https://bsky.app/profile/marenholt.bsky.social/post/b4h4tghc6ol7k",
+    html: readLocalFixture("social/bluesky-thread.html"),
+  },
+  threadsFeed: { url: "https://www.threads.com/", html: readLocalFixture("social/threads-feed.html") },
+  threadsPost: { url: "https://www.threads.com/@kofi.mensah/post/DM7t8CdtApy", html: readLocalFixture("social/threads-post.html") },
 } satisfies Record<string, ServedPage>;
+
+/** The class each site puts on <html> for a theme (its own switch changes it in place). */
+export const SITE_THEMES = {
+  bluesky: { light: "theme--light", dark: "theme--dark" },
+  threads: { light: "__fb-light-mode", dark: "__fb-dark-mode" },
+} as const;
 
 export type PageName = keyof typeof PAGES;
 

@@ -11,7 +11,8 @@
 import { createHash, createHmac } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Claim, ClaimPayload, InvestigationResult, ViewStatus } from "../../src/lib/api-types";
+import type { Claim, ClaimPayload, InvestigationResult, VerdictJob, ViewStatus } from "../../src/lib/api-types";
+import { failedJob, hostileJob, lightningJob, wallJob } from "../verdict-jobs";
 import { CLIMATE, EINSTEIN, LESSWRONG, X_POST, payload } from "./claims";
 
 export const STUB_INSTANCE_KEY = "e2e-instance-key";
@@ -74,6 +75,20 @@ const done = (claims: Claim[]): InvestigationResult => ({
   checkedAt: now(),
 });
 
+/**
+ * Verdict analyses (verdict.*, Errata's own namespace) by what the post's
+ * text starts with: each verdict.get advances the job one step (queued,
+ * claims, searches with their results, claim verdicts, the verdict); the
+ * opinion post's job is hostile (markup where the API's strings go); one
+ * post's analysis fails. Any other text gets the Great Wall job too.
+ */
+const VERDICT_SCRIPTS: Array<{ startsWith: string; jobs: (id: string) => VerdictJob[] }> = [
+  { startsWith: "Honestly the first season", jobs: (id) => [hostileJob(id)] },
+  { startsWith: "Hot take: pineapple", jobs: (id) => [wallJob(1, id), failedJob(id)] },
+  { startsWith: "Reminder before tonight's storm", jobs: (id) => [0, 1, 2, 3, 4, 5].map((step) => lightningJob(step, id)) },
+  { startsWith: "", jobs: (id) => [0, 1, 2, 3, 4, 5].map((step) => wallJob(step, id)) },
+];
+
 /** The scripted posts of the end-to-end fixtures, by externalId. */
 export function defaultScripts(): Map<string, Script> {
   return new Map<string, Script>([
@@ -126,7 +141,9 @@ export class StubApi {
   private scripts = defaultScripts();
   private readonly investigations = new Map<string, { externalId: string; polls: number }>();
   private readonly runs = new Map<string, number>();
-  private readonly versions = new Map<string, { externalId: string; platform: string }>();
+  private readonly versions = new Map<string, { externalId: string; platform: string; text: string }>();
+  /** Verdict analyses by id: their scripted jobs and how many reads they had. */
+  private readonly analyses = new Map<string, { jobs: VerdictJob[]; reads: number; postVersionId: string }>();
 
   get url(): string {
     const address = this.server?.address() as AddressInfo | null | undefined;
@@ -150,6 +167,7 @@ export class StubApi {
     this.scripts = defaultScripts();
     this.investigations.clear();
     this.runs.clear();
+    this.analyses.clear();
     this.minimumVersion = "0.2.0";
   }
 
@@ -181,8 +199,9 @@ export class StubApi {
       this.send(res, 200, { status: "ok", minimumSupportedExtensionVersion: this.minimumVersion });
       return;
     }
-    const match = /^\/trpc\/post\.([A-Za-z]+)$/.exec(url.pathname);
-    const procedure = match?.[1] ?? "";
+    const match = /^\/trpc\/(post|verdict)\.([A-Za-z]+)$/.exec(url.pathname);
+    // post.* procedures are recorded by name (as the contract knows them); verdict.* with their namespace.
+    const procedure = match === null ? "" : match[1] === "post" ? (match[2] ?? "") : `verdict.${match[2] ?? ""}`;
     const headers = {
       version: header("x-openerrata-extension-version"),
       apiKey: header("x-api-key"),
@@ -220,7 +239,8 @@ export class StubApi {
 
   private envelope(error: TrpcError, procedure: string): unknown {
     const [code, httpStatus] = CODES[error.code];
-    return { error: { message: error.message, code, data: { code: error.code, httpStatus, path: `post.${procedure}`, ...error.extra } } };
+    const path = procedure.startsWith("verdict.") ? procedure : `post.${procedure}`;
+    return { error: { message: error.message, code, data: { code: error.code, httpStatus, path, ...error.extra } } };
   }
 
   private checkHeaders(
@@ -259,8 +279,8 @@ export class StubApi {
     input: Record<string, unknown>,
     headers: { apiKey?: string | undefined; openaiKey?: string | undefined },
   ): unknown {
-    const mutation = ["registerObservedVersion", "recordViewAndGetStatus", "investigateNow"].includes(procedure);
-    const query = ["getInvestigation", "validateSettings", "batchStatus"].includes(procedure);
+    const mutation = ["registerObservedVersion", "recordViewAndGetStatus", "investigateNow", "verdict.request"].includes(procedure);
+    const query = ["getInvestigation", "validateSettings", "batchStatus", "verdict.get"].includes(procedure);
     if ((!mutation && !query) || (mutation && method !== "POST") || (query && method !== "GET")) {
       throw new TrpcError("NOT_FOUND", `no procedure post.${procedure} for ${method}`);
     }
@@ -276,6 +296,10 @@ export class StubApi {
         return this.investigateNow(String(input["postVersionId"]));
       case "getInvestigation":
         return this.getInvestigation(String(input["investigationId"]));
+      case "verdict.request":
+        return this.verdictRequest(input);
+      case "verdict.get":
+        return this.verdictGet(input);
       case "validateSettings": {
         const key = headers.openaiKey?.trim() ?? "";
         const accepted = headers.apiKey === STUB_INSTANCE_KEY;
@@ -295,7 +319,22 @@ export class StubApi {
     const metadata = (input["metadata"] ?? {}) as Record<string, unknown>;
     const externalId =
       platform === "WIKIPEDIA" ? `${String(metadata["language"])}:${String(metadata["pageId"])}` : String(input["externalId"]);
-    if (!["LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA"].includes(platform)) throw new TrpcError("BAD_REQUEST", "unknown platform");
+    if (!["LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA", "BLUESKY", "THREADS"].includes(platform)) throw new TrpcError("BAD_REQUEST", "unknown platform");
+    // The server's identity rules (internal/content/social.go).
+    if (platform === "BLUESKY") {
+      if (!/^at:\/\/did:(?:plc:[a-z2-7]{24}|web:[a-z0-9.-]+)\/app\.bsky\.feed\.post\/[2-7a-j][2-7a-z]{12}$/.test(externalId)) {
+        throw new TrpcError("BAD_REQUEST", "externalId: must be the post's AT URI at://{did}/app.bsky.feed.post/{rkey}");
+      }
+      if (typeof metadata["handle"] !== "string" || !/^(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*$/.test(metadata["handle"])) {
+        throw new TrpcError("BAD_REQUEST", "metadata.handle: a handle is a domain name such as alice.bsky.social");
+      }
+    }
+    if (platform === "THREADS") {
+      if (!/^[A-Za-z0-9_-]{5,64}$/.test(externalId)) throw new TrpcError("BAD_REQUEST", "externalId: must be the Threads post code");
+      if (typeof metadata["username"] !== "string" || !/^[a-z0-9._]{1,30}$/.test(metadata["username"])) {
+        throw new TrpcError("BAD_REQUEST", "metadata.username: 1 to 30 letters, digits, periods or underscores");
+      }
+    }
     if (platform === "LESSWRONG" && ("observedContentText" in input || typeof metadata["htmlContent"] !== "string")) {
       throw new TrpcError("BAD_REQUEST", "LessWrong sends htmlContent and no observedContentText");
     }
@@ -308,8 +347,43 @@ export class StubApi {
     const text = String(input["observedContentText"] ?? metadata["htmlContent"] ?? "");
     const versionHash = createHash("sha256").update(text, "utf8").digest("hex");
     const postVersionId = `pv-${createHash("sha256").update(`${platform}:${externalId}:${versionHash}`).digest("hex").slice(0, 16)}`;
-    this.versions.set(postVersionId, { externalId, platform });
+    this.versions.set(postVersionId, { externalId, platform, text });
     return { platform, externalId, versionHash, postVersionId, provenance: "CLIENT_FALLBACK" };
+  }
+
+  /** verdict.request: one analysis per version (its id derives from it), as the server does. */
+  private verdictRequest(input: Record<string, unknown>): unknown {
+    const keys = Object.keys(input).sort().join(",");
+    if (keys !== "externalId,platform,postVersionId") throw new TrpcError("BAD_REQUEST", `verdict.request takes platform, externalId and postVersionId, got ${keys}`);
+    const postVersionId = String(input["postVersionId"]);
+    const version = this.versions.get(postVersionId);
+    if (version === undefined) throw new TrpcError("NOT_FOUND", "postVersionId: no such version; register it with registerObservedVersion first");
+    if (version.platform !== input["platform"] || version.externalId !== input["externalId"]) {
+      throw new TrpcError("BAD_REQUEST", "platform and externalId: the version belongs to another post");
+    }
+    const hex = createHash("sha256").update(`analysis:${postVersionId}`).digest("hex");
+    const analysisId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+    if (!this.analyses.has(analysisId)) {
+      const script = VERDICT_SCRIPTS.find((v) => version.text.startsWith(v.startsWith)) ?? VERDICT_SCRIPTS[VERDICT_SCRIPTS.length - 1];
+      this.analyses.set(analysisId, { jobs: script?.jobs(analysisId) ?? [], reads: 0, postVersionId });
+    }
+    const analysis = this.analyses.get(analysisId);
+    const current = analysis?.jobs[Math.max(0, Math.min((analysis?.reads ?? 0) - 1, analysis.jobs.length - 1))];
+    return { analysisId, status: analysis !== undefined && analysis.reads > 0 ? (current?.status ?? "PENDING") : "PENDING" };
+  }
+
+  private verdictGet(input: Record<string, unknown>): VerdictJob {
+    const analysis = this.analyses.get(String(input["analysisId"]));
+    if (analysis === undefined) throw new TrpcError("NOT_FOUND", "analysisId: no such analysis");
+    const job = analysis.jobs[Math.min(analysis.reads, analysis.jobs.length - 1)];
+    analysis.reads += 1;
+    if (job === undefined) throw new TrpcError("INTERNAL_SERVER_ERROR", "no job scripted");
+    return job;
+  }
+
+  /** How many times an analysis's job was read (verdict.get). */
+  verdictReads(): number {
+    return [...this.analyses.values()].reduce((n, a) => n + a.reads, 0);
   }
 
   private script(postVersionId: string): { externalId: string; script: Script | undefined } {

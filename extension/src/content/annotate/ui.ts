@@ -5,6 +5,7 @@
 
 import type { Claim } from "../../lib/api-types";
 import { renderMarkdown, safeLinkUrl } from "../../lib/markdown";
+import { DARK_BELOW, opaqueLuminance } from "../verdict/theme";
 
 export const HOST_TAG = "errata-annotations";
 
@@ -76,21 +77,12 @@ function el<K extends keyof HTMLElementTagNameMap>(
 
 /** Whether the page looks dark: its own background first, the system preference when it has none. */
 export function pageIsDark(doc: Document): boolean {
-  const win = doc.defaultView;
-  if (win === null) return false;
   for (const element of [doc.body, doc.documentElement]) {
     if (element === null) continue;
-    const match = /rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:[,\s/]+([\d.]+%?))?/.exec(
-      win.getComputedStyle(element).backgroundColor,
-    );
-    if (match === null) continue;
-    const alphaText = match[4];
-    const alpha = alphaText === undefined ? 1 : alphaText.endsWith("%") ? Number.parseFloat(alphaText) / 100 : Number(alphaText);
-    if (alpha < 0.5) continue;
-    const [r, g, b] = [match[1], match[2], match[3]].map((v) => Number(v) / 255) as [number, number, number];
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45;
+    const luminance = opaqueLuminance(doc.defaultView?.getComputedStyle(element).backgroundColor ?? "");
+    if (luminance !== null) return luminance < DARK_BELOW;
   }
-  return win.matchMedia?.("(prefers-color-scheme: dark)").matches ?? false;
+  return doc.defaultView?.matchMedia?.("(prefers-color-scheme: dark)").matches ?? false;
 }
 
 export class AnnotationUi {
