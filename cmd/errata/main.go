@@ -173,6 +173,10 @@ func fakeOpenAICmd() *cobra.Command {
 			// The first line names the actual URL (with --addr 127.0.0.1:0 the
 			// port is chosen here): launchers read it.
 			fmt.Fprintf(cmd.OutOrStdout(), "fake OpenAI API on %s (%s; set OPENAI_BASE_URL=%s for errata serve and worker)\n", s.URL, mode, s.URL)
+			if sc != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "its web search (SearXNG stand-in) on %s (ERRATA_SEARCH_PROVIDER=searxng ERRATA_SEARCH_BASE_URL=%s)\n",
+					s.SearchURL(), s.SearchURL())
+			}
 			<-cmd.Context().Done()
 			return nil
 		},

@@ -270,7 +270,10 @@ export async function startStack(options = {}) {
       ERRATA_BLOBSTORE_URL: join(logDir, "blobs"),
       // Post images would be fetched from their (remote) URLs: off.
       ERRATA_INVESTIGATION_IMAGES: "false",
-      ERRATA_SEARCH_PROVIDER: "",
+      // Web search: the script's SearXNG stand-in on the fake's own port
+      // (its root, beside /v1), so analyses show their queries and sources.
+      ERRATA_SEARCH_PROVIDER: "searxng",
+      ERRATA_SEARCH_BASE_URL: fakeUrl.replace(/\/v1$/, ""),
       ERRATA_VIEW_IP_RANGE_DAILY_CAP: "100000",
       // Every browser of the suites is one client (127.0.0.1): room for all their verdict analyses.
       ERRATA_SUBMIT_BURST: "1000",

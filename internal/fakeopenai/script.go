@@ -199,13 +199,17 @@ type ScriptLogEntry struct {
 // requests (consumers/evidence/stance) and the verdict analysis's
 // extraction and summary requests (consumers/analyst) on both
 // /v1/responses and /v1/chat/completions; other Chat Completions requests
-// stay unscripted.
+// stay unscripted. GET /search (SearchURL) is then the script's SearXNG
+// stand-in (SearchHandler).
 // When sc has an API key, every other key is refused. Each answer is
 // logged to log as one JSON line (ScriptLogEntry); log may be nil.
 func (s *Server) Play(sc *Script, log io.Writer) {
 	if sc.APIKey != "" {
 		s.RequireAPIKey(sc.APIKey)
 	}
+	s.mu.Lock()
+	s.search = sc.SearchHandler()
+	s.mu.Unlock()
 	var mu sync.Mutex
 	record := func(e ScriptLogEntry) {
 		if log == nil {

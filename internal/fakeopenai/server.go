@@ -94,7 +94,15 @@ type Server struct {
 	// created is the created_at / created time of replies (fixed, so
 	// replies are reproducible).
 	created int64
+	// search answers GET /search (outside /v1) once a script plays: the
+	// script's SearXNG stand-in (Script.SearchHandler); nil: 404.
+	search http.Handler
 }
+
+// SearchURL is the base URL of the SearXNG stand-in that a playing script
+// serves on the same port (ERRATA_SEARCH_PROVIDER=searxng takes it as
+// ERRATA_SEARCH_BASE_URL).
+func (s *Server) SearchURL() string { return s.ts.URL }
 
 // TB is the part of testing.TB that NewForTest needs (the package does not
 // import testing, so dev commands can use it too).
@@ -243,6 +251,15 @@ func (s *Server) nextID(prefix string) string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/search" {
+		s.mu.Lock()
+		search := s.search
+		s.mu.Unlock()
+		if search != nil {
+			search.ServeHTTP(w, r)
+			return
+		}
+	}
 	body, _ := io.ReadAll(r.Body)
 	ep := Endpoint(r.URL.Path)
 	s.mu.Lock()

@@ -135,6 +135,26 @@ func TestScriptSearchHandler(t *testing.T) {
 	require.ErrorContains(t, err, "404")
 }
 
+// A playing script serves its search stand-in beside the API (the
+// e2e stack's ERRATA_SEARCH_BASE_URL); a fake with no script has none.
+func TestPlayServesSearch(t *testing.T) {
+	s, _, _ := playVerdict(t)
+	client, err := httpsafe.New(httpsafe.AllowLoopbackForTests())
+	require.NoError(t, err)
+	searcher, err := search.NewSearXNG(client, s.SearchURL())
+	require.NoError(t, err)
+	got, err := searcher.Search(context.Background(), "Eiffel Tower completed 1925", 5)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, "https://www.loc.gov/item/tower/", got[0].URL)
+
+	bare := fakeopenai.NewForTest(t)
+	res, err := http.Get(bare.SearchURL() + "/search?q=Eiffel+Tower&format=json")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+}
+
 // A script's verdict section is checked like the rest: unknown fields,
 // kinds, labels and numbers out of range, bad URLs and dates are errors.
 func TestParseScriptChecksVerdicts(t *testing.T) {

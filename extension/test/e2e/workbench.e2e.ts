@@ -15,7 +15,7 @@ import { IS_REAL, REAL_API_URL } from "./real-stack";
 
 /** The verdict part of a script rule (internal/fakeopenai.ScriptVerdict). */
 interface ScriptVerdict {
-  claims: { text: string; kind: string; specificity: number; reason: string }[];
+  claims: { text: string; kind: string; specificity: number; reason: string; sources?: { url: string }[] }[];
   summary: string;
   caveats?: string[];
   label: string;
@@ -144,6 +144,13 @@ afterAll(async () => {
     expect(count("claim_triaged")).toBe(scripted.claims.length);
     expect(count("claim_verdict")).toBe(scripted.claims.length);
     expect(count("post_verdict")).toBe(1);
+    // The stack searches through the script's SearXNG stand-in: each factual
+    // claim's searches find its scripted sources, and each is assessed.
+    const factual = scripted.claims.filter((c) => c.kind === "FACTUAL");
+    expect(count("query_issued")).toBeGreaterThanOrEqual(factual.length);
+    expect(count("source_assessed")).toBe(factual.reduce((n, c) => n + new Set((c.sources ?? []).map((x) => x.url)).size, 0));
+    expect(types.indexOf("analysis.query_issued.v1")).toBeLessThan(types.indexOf("analysis.source_assessed.v1"));
+    expect(types.lastIndexOf("analysis.source_assessed.v1")).toBeLessThan(types.indexOf("analysis.post_verdict.v1"));
     expect(types.indexOf("analysis.claim_extracted.v1")).toBeLessThan(types.indexOf("analysis.claim_triaged.v1"));
     expect(types.indexOf("analysis.claim_verdict.v1")).toBeLessThan(types.indexOf("analysis.post_verdict.v1"));
     await page.screenshot({ path: artifact("workbench-job.png"), fullPage: true });
