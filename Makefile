@@ -70,7 +70,7 @@ test-extension:
 # Benchmarks print figures next to raw baselines measured in the same run.
 bench: build
 	deploy/local/up
-	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./projections/... ./internal/content/
+	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./projections/... ./events/content/
 	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench Orchestration -benchtime 20x -count 1 ./consumers/investigator/
 	$(BIN) bench
 

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fixtures"
 	"github.com/errata-dev/errata/internal/ratelimit"
+	"github.com/errata-dev/errata/internal/testkit/fixtures"
 	"github.com/errata-dev/errata/producers/apikeys"
 	"github.com/errata-dev/errata/projections/serving"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/errata-dev/errata/internal/fixtures"
+	"github.com/errata-dev/errata/internal/testkit/fixtures"
 )
 
 // contractProcedures reads the procedures OpenErrata's extension calls

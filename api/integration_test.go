@@ -19,10 +19,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
-	"github.com/errata-dev/errata/internal/fixtures"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/fixtures"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -243,7 +243,7 @@ type platformCase struct {
 	body        map[string]any
 	platform    string
 	externalID  string
-	versionHash string // what internal/content computes from the same input
+	versionHash string // what events/content computes from the same input
 	golden      string // golden.json's versionHash, when the fixture has one
 }
 
@@ -341,7 +341,7 @@ func TestIntegrationRegisterAndViewEveryPlatform(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Regexp(t, hex64, tc.versionHash)
 			if tc.golden != "" {
-				require.Equal(t, tc.golden, tc.versionHash, "internal/content agrees with golden.json")
+				require.Equal(t, tc.golden, tc.versionHash, "events/content agrees with golden.json")
 			}
 			body := mustRaw(t, tc.body)
 			require.Less(t, len(body), MaxBodyBytes)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"

@@ -22,7 +22,7 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence"
 	"github.com/errata-dev/errata/consumers/evidence/sources"
 	"github.com/errata-dev/errata/internal/config"
-	"github.com/errata-dev/errata/projections/metrics"
+	"github.com/errata-dev/errata/projections/analytics"
 	"github.com/errata-dev/errata/projections/search"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -539,7 +539,7 @@ func TestHelmTemplateProduction(t *testing.T) {
 		require.Equal(t, want, [2]any{m.Tier, m.Rule}, url)
 	}
 
-	known := map[string][]string{"projectors": {serving.ProjectorName, search.ProjectorName, metrics.ProjectorName},
+	known := map[string][]string{"projectors": {serving.ProjectorName, search.ProjectorName, analytics.ProjectorName},
 		"stages": {"investigator", "validator"}}
 	for _, name := range []string{"serving", "read-models", "investigator", "validator"} {
 		w := objs["Deployment/rel-errata-worker-"+name].pod().Containers[0]

@@ -22,3 +22,13 @@ type Topics struct {
 
 // Name returns the Kafka topic name of a logical topic.
 func (t Topics) Name(topic Topic) string { return t.Prefix + string(topic) }
+
+// Names lists the Kafka names of the topics of every type in reg, then the
+// dead-letter topic: the topics `errata topics` creates.
+func (t Topics) Names(reg *Registry) []string {
+	var names []string
+	for _, tp := range reg.Topics() {
+		names = append(names, t.Name(tp))
+	}
+	return append(names, t.Name(TopicDeadLetter))
+}

@@ -21,8 +21,8 @@ import (
 
 	"github.com/errata-dev/errata/api/graphql"
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/projections/analytics"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/metrics"
 	"github.com/errata-dev/errata/projections/search"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -173,18 +173,18 @@ func (f *fakeSearch) Search(ctx context.Context, q search.Query) (search.Result,
 type fakeMetrics struct {
 	calls atomic.Int32
 	mu    sync.Mutex
-	last  metrics.Filter
+	last  analytics.Filter
 }
 
-func (f *fakeMetrics) Incidence(_ context.Context, fl metrics.Filter) (metrics.Incidence, error) {
+func (f *fakeMetrics) Incidence(_ context.Context, fl analytics.Filter) (analytics.Incidence, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	f.last = fl
 	f.mu.Unlock()
 	if fl.AuthorID == "bad" {
-		return metrics.Incidence{}, metrics.ErrInvalidFilter
+		return analytics.Incidence{}, analytics.ErrInvalidFilter
 	}
-	return metrics.Incidence{TotalInvestigatedPosts: 8, InvestigatedPostsWithFlags: 2, FactCheckIncidence: 0.25}, nil
+	return analytics.Incidence{TotalInvestigatedPosts: 8, InvestigatedPostsWithFlags: 2, FactCheckIncidence: 0.25}, nil
 }
 
 type fakeTrails struct{ calls atomic.Int32 }

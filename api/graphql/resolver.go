@@ -9,8 +9,8 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/errata-dev/errata/projections/analytics"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/metrics"
 	"github.com/errata-dev/errata/projections/search"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -31,7 +31,7 @@ type Searcher interface {
 
 // Metrics answers publicMetrics (ClickHouse).
 type Metrics interface {
-	Incidence(ctx context.Context, f metrics.Filter) (metrics.Incidence, error)
+	Incidence(ctx context.Context, f analytics.Filter) (analytics.Incidence, error)
 }
 
 // Trails gives the public audit trail of a complete investigation (nil
@@ -245,7 +245,7 @@ func (q queryResolver) SearchInvestigations(ctx context.Context, text *string, p
 }
 
 func (q queryResolver) PublicMetrics(ctx context.Context, platform *Platform, authorID *string, windowStart, windowEnd *time.Time) (*PublicMetrics, error) {
-	f := metrics.Filter{WindowStart: windowStart, WindowEnd: windowEnd}
+	f := analytics.Filter{WindowStart: windowStart, WindowEnd: windowEnd}
 	if platform != nil {
 		f.Platform = string(*platform)
 	}
@@ -253,7 +253,7 @@ func (q queryResolver) PublicMetrics(ctx context.Context, platform *Platform, au
 		f.AuthorID = *authorID
 	}
 	inc, err := q.d.Metrics.Incidence(ctx, f)
-	if errors.Is(err, metrics.ErrInvalidFilter) {
+	if errors.Is(err, analytics.ErrInvalidFilter) {
 		return nil, gqlerror.Errorf("%s", err.Error())
 	}
 	if err != nil {

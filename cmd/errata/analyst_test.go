@@ -16,9 +16,9 @@ import (
 
 	"github.com/errata-dev/errata/consumers/analyst"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 )
 
 // analysisTrail reads the events of one analysis from the log, in order.

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/config"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/apikeys"
@@ -56,7 +55,7 @@ func (k *keyTools) close() {
 
 // openKeyTools connects to the serving database and, withKafka, to the log.
 func openKeyTools(ctx context.Context, withKafka bool) (*keyTools, error) {
-	cfg, err := config.FromEnv()
+	cfg, err := loadConfig()
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/analysistest"
 	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/audit/audittest"

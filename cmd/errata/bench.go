@@ -15,9 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/errata-dev/errata/api"
+	"github.com/errata-dev/errata/cmd/errata/bench"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/bench"
-	"github.com/errata-dev/errata/internal/config"
 	"github.com/errata-dev/errata/internal/logging"
 )
 
@@ -37,7 +36,7 @@ func benchCmd() *cobra.Command {
 			"and a replay from offset 0 against a raw consume of the same topics. The table goes to stdout,\n" +
 			"progress to stderr.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.FromEnv()
+			cfg, err := loadConfig()
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/runstate"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/keystore"
@@ -174,7 +174,7 @@ func topicsCmd() *cobra.Command {
 				return err
 			}
 			defer cl.Close()
-			specs, err := kafka.Replicated(kafka.EventTopicSpecs(e.registry, e.topics, int32(e.cfg.TopicPartitions)),
+			specs, err := kafka.Replicated(kafka.TopicSpecs(e.topics.Names(e.registry), int32(e.cfg.TopicPartitions)),
 				e.cfg.KafkaReplicationFactor, e.cfg.KafkaMinInsyncReplicas)
 			if err != nil {
 				return err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/errata-dev/errata/internal/fixtures"
+	"github.com/errata-dev/errata/internal/testkit/fixtures"
 )
 
 // TestContentNormalizeMatchesGolden runs `errata content normalize` as a user

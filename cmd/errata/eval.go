@@ -108,7 +108,7 @@ claim) is printed with the table and kept in the JSON.`,
 			var cfg config.Config
 			finish := func() {}
 			if lane == eval.LaneProvider {
-				if cfg, err = config.FromEnv(); err != nil {
+				if cfg, err = loadConfig(); err != nil {
 					return err
 				}
 				if model == "" {

@@ -45,7 +45,7 @@ func runTriageEval(cmd *cobra.Command, a triageEvalArgs) error {
 	var cfg config.Config
 	finish := func() {}
 	if a.lane == eval.LaneProvider {
-		if cfg, err = config.FromEnv(); err != nil {
+		if cfg, err = loadConfig(); err != nil {
 			return err
 		}
 		if a.model == "" {

@@ -20,7 +20,7 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator/images"
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/runstate"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/internal/blobstore"
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/kafka"
@@ -81,7 +81,7 @@ type investigatorParts struct {
 	keys     investigator.KeyStore
 	images   investigator.ImageStore
 	fetcher  investigator.URLFetcher
-	search   search.Searcher
+	search   websearch.Searcher
 	serving  *pgxpool.Pool
 	producer func()
 }
@@ -130,7 +130,7 @@ func newInvestigatorParts(ctx context.Context, e *env) (*investigatorParts, erro
 			p.close()
 			return nil, err
 		}
-		if p.search, err = search.New(search.Config{Provider: e.cfg.SearchProvider,
+		if p.search, err = websearch.New(websearch.Config{Provider: e.cfg.SearchProvider,
 			APIKey: logging.Secret(e.cfg.SearchAPIKey), BaseURL: e.cfg.SearchBaseURL}, searchClient); err != nil {
 			p.close()
 			return nil, err
@@ -148,7 +148,7 @@ func newInvestigatorParts(ctx context.Context, e *env) (*investigatorParts, erro
 func searchHTTPClient(baseURL string, shared *httpsafe.Client) (*httpsafe.Client, error) {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil || u.Host == "" {
-		return shared, nil // search.New reports the bad URL
+		return shared, nil // websearch.New reports the bad URL
 	}
 	host := u.Hostname()
 	if host == "localhost" {

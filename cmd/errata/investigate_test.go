@@ -26,10 +26,10 @@ import (
 
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 )
 
 // tweet is the post the end-to-end investigations read.

@@ -15,11 +15,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/errata-dev/errata/consumers/evidence"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/config"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
@@ -71,8 +72,21 @@ type env struct {
 	topics   events.Topics
 }
 
-func loadEnv(component string) (*env, error) {
+// loadConfig reads the settings from the environment and checks the
+// names that only the domain knows (the evidence policy).
+func loadConfig() (config.Config, error) {
 	cfg, err := config.FromEnv()
+	if err != nil {
+		return cfg, err
+	}
+	if _, err := evidence.PolicyByName(cfg.EvidencePolicy); err != nil {
+		return config.Config{}, fmt.Errorf("invalid configuration: ERRATA_EVIDENCE_POLICY: %w", err)
+	}
+	return cfg, nil
+}
+
+func loadEnv(component string) (*env, error) {
+	cfg, err := loadConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +114,7 @@ func configCmd() *cobra.Command {
 			for _, v := range config.Vars {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %-34s %s\n", v.Name, v.Doc)
 			}
-			_, err := config.FromEnv()
+			_, err := loadConfig()
 			return err
 		},
 	}
@@ -182,7 +196,7 @@ func fakeOpenAICmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:18090", "listen address (loopback only; port 0 picks a free one)")
-	c.Flags().StringVar(&script, "script", "", "JSON script of claims and verdicts per post (see internal/fakeopenai/script.go); default: the demonstration")
+	c.Flags().StringVar(&script, "script", "", "JSON script of claims and verdicts per post (see internal/testkit/fakeopenai/script.go); default: the demonstration")
 	c.Flags().StringVar(&scriptLog, "script-log", "", "append one JSON line per scripted answer to this file")
 	return c
 }

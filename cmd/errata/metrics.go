@@ -16,7 +16,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/projections/metrics"
+	"github.com/errata-dev/errata/projections/analytics"
 	"github.com/errata-dev/errata/projections/replay"
 	"github.com/errata-dev/errata/projections/targets"
 )
@@ -24,16 +24,16 @@ import (
 // The analysts' metrics projection in ClickHouse: its projector, its
 // migration and the reader behind publicMetrics.
 func init() {
-	projectorFactories[metrics.ProjectorName] = newMetricsRunner
-	migrators[metrics.ProjectorName] = func(ctx context.Context, e *env) error {
+	projectorFactories[analytics.ProjectorName] = newMetricsRunner
+	migrators[analytics.ProjectorName] = func(ctx context.Context, e *env) error {
 		conn, err := e.metricsConn(ctx)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		return metrics.Migrate(ctx, conn, e.log)
+		return analytics.Migrate(ctx, conn, e.log)
 	}
-	rebuildables[metrics.ProjectorName] = metricsRebuild{}
+	rebuildables[analytics.ProjectorName] = metricsRebuild{}
 }
 
 // metricsDatabase is the ClickHouse database of the projection's current
@@ -44,20 +44,20 @@ func (e *env) metricsDatabase(ctx context.Context) string {
 
 // metricsConn opens (creating if missing) the projection's database.
 func (e *env) metricsConn(ctx context.Context) (driver.Conn, error) {
-	return metrics.Open(ctx, e.cfg.ClickHouseURL, e.metricsDatabase(ctx))
+	return analytics.Open(ctx, e.cfg.ClickHouseURL, e.metricsDatabase(ctx))
 }
 
 // metricsReader opens the metrics reader on the projection's active
 // generation and moves it when `errata replay` switches generations
 // (publicMetrics resolves through its Incidence method). The caller calls
 // the release function.
-func (e *env) metricsReader(ctx context.Context) (*metrics.Reader, func(), error) {
+func (e *env) metricsReader(ctx context.Context) (*analytics.Reader, func(), error) {
 	control, err := e.controlPool(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	store := targets.New(control)
-	active, err := store.Active(ctx, metrics.ProjectorName)
+	active, err := store.Active(ctx, analytics.ProjectorName)
 	if err != nil {
 		control.Close()
 		return nil, nil, err
@@ -67,13 +67,13 @@ func (e *env) metricsReader(ctx context.Context) (*metrics.Reader, func(), error
 		control.Close()
 		return nil, nil, err
 	}
-	r := metrics.NewReader(conn)
+	r := analytics.NewReader(conn)
 	watchCtx, stop := context.WithCancel(ctx)
 	gen := active.Generation // read and written by the watch goroutine only
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		store.Watch(watchCtx, metrics.ProjectorName, targetPollInterval, e.log, func(t targets.Target) {
+		store.Watch(watchCtx, analytics.ProjectorName, targetPollInterval, e.log, func(t targets.Target) {
 			if t.Generation == gen {
 				return
 			}
@@ -84,7 +84,7 @@ func (e *env) metricsReader(ctx context.Context) (*metrics.Reader, func(), error
 			}
 			old := r.Swap(next)
 			gen = t.Generation
-			e.log.Info("projection switched: readers move", "projection", metrics.ProjectorName, "generation", t.Generation)
+			e.log.Info("projection switched: readers move", "projection", analytics.ProjectorName, "generation", t.Generation)
 			// Queries in flight on the old database finish first.
 			time.AfterFunc(30*time.Second, func() { _ = old.Close() })
 		})
@@ -107,7 +107,7 @@ func (e *env) metricsReadConn(gen int64) (driver.Conn, error) {
 // clickhouseConn connects with database as the default (none when empty)
 // without creating it; clickhouse-go dials on first use.
 func (e *env) clickhouseConn(database string) (driver.Conn, error) {
-	opts, err := metrics.Options(e.cfg.ClickHouseURL, database)
+	opts, err := analytics.Options(e.cfg.ClickHouseURL, database)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (e *env) clickhouseConn(database string) (driver.Conn, error) {
 
 // metricsConnAt opens generation gen's database (creating it if missing).
 func (e *env) metricsConnAt(ctx context.Context, gen int64) (driver.Conn, error) {
-	return metrics.Open(ctx, e.cfg.ClickHouseURL, targets.Name(e.cfg.ClickHouseDatabase, gen))
+	return analytics.Open(ctx, e.cfg.ClickHouseURL, targets.Name(e.cfg.ClickHouseDatabase, gen))
 }
 
 // newMetricsRunner migrates the projection's database and wires its
@@ -132,7 +132,7 @@ func newMetricsRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := metrics.Migrate(ctx, conn, e.log); err != nil {
+	if err := analytics.Migrate(ctx, conn, e.log); err != nil {
 		_ = conn.Close()
 		return nil, nil, err
 	}
@@ -141,9 +141,9 @@ func newMetricsRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error
 		_ = conn.Close()
 		return nil, nil, err
 	}
-	group := e.cfg.TopicPrefix + "projector." + metrics.ProjectorName
+	group := e.cfg.TopicPrefix + "projector." + analytics.ProjectorName
 	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
-	proj := metrics.NewProjector(conn, e.registry, e.topics, dl, e.cfg.MetricsInsertRows, e.log)
+	proj := analytics.NewProjector(conn, e.registry, e.topics, dl, e.cfg.MetricsInsertRows, e.log)
 	r, err := kafka.NewRunner(kafka.RunnerConfig{
 		Brokers:        e.cfg.KafkaBrokers,
 		Group:          group,
@@ -181,11 +181,11 @@ func (metricsRebuild) open(ctx context.Context, e *env, gen int64) (kafka.Handle
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := metrics.Migrate(ctx, conn, e.log); err != nil {
+	if err := analytics.Migrate(ctx, conn, e.log); err != nil {
 		_ = conn.Close()
 		return nil, nil, nil, err
 	}
-	proj := metrics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
+	proj := analytics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
 	return proj, proj, func() { _ = conn.Close() }, nil
 }
 
@@ -209,7 +209,7 @@ func (metricsRebuild) activate(context.Context, *env, int64) error { return nil 
 
 func (metricsRebuild) drop(ctx context.Context, e *env, gen int64) error {
 	name := targets.Name(e.cfg.ClickHouseDatabase, gen)
-	if err := metrics.ValidDatabase(name); err != nil {
+	if err := analytics.ValidDatabase(name); err != nil {
 		return err
 	}
 	conn, err := e.clickhouseConn("")
@@ -229,7 +229,7 @@ func (metricsRebuild) positions(ctx context.Context, e *env, gen int64) (replay.
 		return nil, err
 	}
 	defer conn.Close()
-	at, err := metrics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log).Positions(ctx, metricsTopics(e))
+	at, err := analytics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log).Positions(ctx, metricsTopics(e))
 	return replay.Offsets(at), err
 }
 
@@ -242,7 +242,7 @@ func (metricsRebuild) checksum(ctx context.Context, e *env, gen int64, w io.Writ
 		return nil, nil, err
 	}
 	defer conn.Close()
-	proj := metrics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
+	proj := analytics.NewProjector(conn, e.registry, e.topics, noDeadLetters{e.log}, e.cfg.MetricsInsertRows, e.log)
 	topics := metricsTopics(e)
 	at, err := proj.Positions(ctx, topics)
 	if err != nil {
@@ -252,7 +252,7 @@ func (metricsRebuild) checksum(ctx context.Context, e *env, gen int64, w io.Writ
 	for _, tp := range []events.Topic{events.TopicPosts, events.TopicInvestigations, events.TopicAnalyses} {
 		below[tp] = at[e.topics.Name(tp)]
 	}
-	dump, err := metrics.DumpBelow(ctx, conn, targets.Name(e.cfg.ClickHouseDatabase, gen), below)
+	dump, err := analytics.DumpBelow(ctx, conn, targets.Name(e.cfg.ClickHouseDatabase, gen), below)
 	if err != nil {
 		return nil, nil, err
 	}

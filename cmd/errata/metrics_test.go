@@ -9,8 +9,8 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testenv"
-	"github.com/errata-dev/errata/projections/metrics"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/projections/analytics"
 )
 
 // TestMetricsWiring: `errata migrate`'s metrics step creates the configured
@@ -25,19 +25,19 @@ func TestMetricsWiring(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	require.NoError(t, migrators[metrics.ProjectorName](ctx, e))
-	require.NoError(t, migrators[metrics.ProjectorName](ctx, e))
+	require.NoError(t, migrators[analytics.ProjectorName](ctx, e))
+	require.NoError(t, migrators[analytics.ProjectorName](ctx, e))
 	reader, closeFn, err := e.metricsReader(ctx)
 	require.NoError(t, err)
 	defer closeFn()
-	inc, err := reader.Incidence(ctx, metrics.Filter{Platform: events.PlatformX})
+	inc, err := reader.Incidence(ctx, analytics.Filter{Platform: events.PlatformX})
 	require.NoError(t, err)
-	require.Equal(t, metrics.Incidence{}, inc)
-	_, err = reader.Incidence(ctx, metrics.Filter{Platform: "x"})
-	require.ErrorIs(t, err, metrics.ErrInvalidFilter)
+	require.Equal(t, analytics.Incidence{}, inc)
+	_, err = reader.Incidence(ctx, analytics.Filter{Platform: "x"})
+	require.ErrorIs(t, err, analytics.ErrInvalidFilter)
 
 	require.Equal(t, cfg.ClickHouseDatabase+"_g2", e.metricsDatabase(withGeneration(ctx, 2)))
-	r, release, err := projectorFactories[metrics.ProjectorName](ctx, e)
+	r, release, err := projectorFactories[analytics.ProjectorName](ctx, e)
 	require.NoError(t, err)
 	stopped, stop := context.WithCancel(ctx)
 	stop()
@@ -58,6 +58,6 @@ func TestMetricsReaderStartsWithoutClickHouse(t *testing.T) {
 	reader, closeFn, err := e.metricsReader(ctx)
 	require.NoError(t, err)
 	defer closeFn()
-	_, err = reader.Incidence(ctx, metrics.Filter{})
+	_, err = reader.Incidence(ctx, analytics.Filter{})
 	require.Error(t, err)
 }

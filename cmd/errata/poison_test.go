@@ -25,9 +25,9 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/projections/analytics"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/metrics"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/search"
 	"github.com/errata-dev/errata/projections/serving"
@@ -183,7 +183,7 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 		pServing = serving.ProjectorName
 		pAudit   = audit.ProjectorName
 		pSearch  = search.ProjectorName
-		pMetrics = metrics.ProjectorName
+		pMetrics = analytics.ProjectorName
 		sInv     = investigator.ProjectorName
 		sVal     = investigator.ValidatorProjectorName
 	)
@@ -390,7 +390,7 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 
 	cfg := testenv.Config(t)
 	chDB := envValue(s.env, "ERRATA_CLICKHOUSE_DATABASE")
-	opts, err := metrics.Options(cfg.ClickHouseURL, chDB)
+	opts, err := analytics.Options(cfg.ClickHouseURL, chDB)
 	require.NoError(t, err)
 	ch, err := clickhouse.Open(opts)
 	require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/selector"
 	"github.com/errata-dev/errata/projections/pgproj"

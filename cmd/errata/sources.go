@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/errata-dev/errata/consumers/evidence/sources"
-	"github.com/errata-dev/errata/internal/config"
 )
 
 // sourcesCmd explains the source registry: which tier a URL gets and by
@@ -54,7 +53,7 @@ func sourcesCmd() *cobra.Command {
 }
 
 func loadSourceRegistry() (*sources.Registry, error) {
-	cfg, err := config.FromEnv()
+	cfg, err := loadConfig()
 	if err != nil {
 		return nil, err
 	}

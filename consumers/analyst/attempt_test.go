@@ -22,12 +22,12 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence/sources"
 	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/consumers/search"
 	"github.com/errata-dev/errata/consumers/verdict"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden trails under testdata/")
@@ -118,7 +118,7 @@ func setup(t testing.TB) *bundle {
 	t.Cleanup(b.search.Close)
 	client, err := httpsafe.New(httpsafe.AllowLoopbackForTests())
 	require.NoError(t, err)
-	searcher, err := search.NewSearXNG(client, b.search.URL)
+	searcher, err := websearch.NewSearXNG(client, b.search.URL)
 	require.NoError(t, err)
 	b.cfg = Config{Worker: "worker-1", Model: "gpt-test", BaseURL: fake.URL, InstanceKey: testKey, RetryBase: time.Minute}
 	b.deps = Deps{Appender: b.log, Provider: llm.OpenAIResponses{},

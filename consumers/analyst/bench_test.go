@@ -8,7 +8,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
 )
 
@@ -26,11 +26,11 @@ func (p timed) Create(ctx context.Context, cred llm.Credentials, req llm.Request
 
 // timedSearch wraps a searcher and counts the time spent inside it.
 type timedSearch struct {
-	search.Searcher
+	websearch.Searcher
 	spent *atomic.Int64
 }
 
-func (s timedSearch) Search(ctx context.Context, q string, limit int) ([]search.Result, error) {
+func (s timedSearch) Search(ctx context.Context, q string, limit int) ([]websearch.Result, error) {
 	start := time.Now()
 	defer func() { s.spent.Add(int64(time.Since(start))) }()
 	return s.Searcher.Search(ctx, q, limit)

@@ -12,8 +12,8 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence/queries"
 	"github.com/errata-dev/errata/consumers/evidence/sources"
 	"github.com/errata-dev/errata/consumers/evidence/stance"
-	"github.com/errata-dev/errata/consumers/search"
 	"github.com/errata-dev/errata/consumers/verdict"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
 )
 
@@ -33,7 +33,7 @@ const (
 	maxTitleBytes   = 300
 	maxSnippetBytes = 1000
 	maxNoteBytes    = 300
-	maxQueryBytes   = search.MaxQueryRunes * 4
+	maxQueryBytes   = websearch.MaxQueryRunes * 4
 )
 
 // research runs a claim's queries, judges the passages of their results

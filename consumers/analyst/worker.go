@@ -55,8 +55,8 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator/prompts"
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/runstate"
-	"github.com/errata-dev/errata/consumers/search"
 	"github.com/errata-dev/errata/consumers/verdict"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
 )
@@ -166,7 +166,7 @@ type Deps struct {
 	Stance   StanceJudge
 	// Search researches the claims; nil: no search is configured (recorded
 	// in attempt_started, and no query is issued).
-	Search   search.Searcher
+	Search   websearch.Searcher
 	Registry SourceRegistry
 	Policy   evidence.Policy
 	Rubric   verdict.Rubric

@@ -20,7 +20,7 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
 )
 
@@ -106,14 +106,14 @@ type Assessor struct {
 	registry SourceRegistry
 	policy   evidence.Policy
 	stance   StanceJudge
-	search   search.Searcher
+	search   websearch.Searcher
 	now      func() time.Time
 }
 
 // NewAssessor returns an assessor. searcher may be nil (no search of our
 // own); now nil is time.Now.
 func NewAssessor(cfg AssessorConfig, registry SourceRegistry, policy evidence.Policy, judge StanceJudge,
-	searcher search.Searcher, now func() time.Time) *Assessor {
+	searcher websearch.Searcher, now func() time.Time) *Assessor {
 	cfg.defaults()
 	if now == nil {
 		now = time.Now
@@ -327,7 +327,7 @@ func (a *Assessor) searchClaim(ctx context.Context, plan queries.Plan) ([]candid
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		rec := events.EvidenceQueryV1{Query: clip(clean(q.Text), search.MaxQueryRunes*4), Kind: q.Kind, Results: len(results)}
+		rec := events.EvidenceQueryV1{Query: clip(clean(q.Text), websearch.MaxQueryRunes*4), Kind: q.Kind, Results: len(results)}
 		if err != nil {
 			rec.Results, rec.Error = 0, clip(clean(err.Error()), maxNoteBytes)
 			results = nil

@@ -15,10 +15,10 @@ import (
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/consumers/runstate"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fakeopenai"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/serving"
 )
 
@@ -149,11 +149,11 @@ func (f pageFetcher) Output(_ context.Context, u string) string {
 // fixedSearch answers every query with the same results, except those
 // containing fail, which fail like a provider that is down.
 type fixedSearch struct {
-	results []search.Result
+	results []websearch.Result
 	fail    string
 }
 
-func (s fixedSearch) Search(_ context.Context, query string, _ int) ([]search.Result, error) {
+func (s fixedSearch) Search(_ context.Context, query string, _ int) ([]websearch.Result, error) {
 	if s.fail != "" && strings.Contains(query, s.fail) {
 		return nil, errors.New("searxng search: provider unavailable")
 	}
@@ -171,7 +171,7 @@ func TestApprovedClaimPublishedWithEvidenceFromEveryOrigin(t *testing.T) {
 		strings.Repeat("Bridges cross the river. ", 40)
 	h.fetcher = pageFetcher{pages: map[string]fetchurl.Result{"https://www.reuters.com/world/eiffel": {URL: "https://www.reuters.com/world/eiffel",
 		Status: 200, Title: "Eiffel Tower at 135", Text: page}}}
-	h.search = fixedSearch{results: []search.Result{{Title: "Eiffel Tower", URL: "https://www.britannica.com/topic/Eiffel-Tower",
+	h.search = fixedSearch{results: []websearch.Result{{Title: "Eiffel Tower", URL: "https://www.britannica.com/topic/Eiffel-Tower",
 		Snippet: "Encyclopedia: the tower was built 1887-1889."}}}
 	verdict := `{"approved":true,"reason":"The AP reports that the tower opened in 1889."}`
 	b := &brain{

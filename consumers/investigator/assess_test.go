@@ -18,9 +18,9 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -88,11 +88,11 @@ func (j *scriptedJudge) ProviderName() string { return "scripted" }
 // scriptedSearch answers each query from a table; a query it does not know
 // fails like a provider that is down.
 type scriptedSearch struct {
-	results map[string][]search.Result
+	results map[string][]websearch.Result
 	queries []string
 }
 
-func (s *scriptedSearch) Search(_ context.Context, query string, limit int) ([]search.Result, error) {
+func (s *scriptedSearch) Search(_ context.Context, query string, limit int) ([]websearch.Result, error) {
 	s.queries = append(s.queries, query)
 	r, ok := s.results[query]
 	if !ok {
@@ -104,7 +104,7 @@ func (s *scriptedSearch) Provider() string { return "scripted" }
 
 var assessNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func newTestAssessor(judge StanceJudge, policy evidence.Policy, searcher search.Searcher) *Assessor {
+func newTestAssessor(judge StanceJudge, policy evidence.Policy, searcher websearch.Searcher) *Assessor {
 	return NewAssessor(AssessorConfig{}, sources.Default(), policy, judge, searcher, func() time.Time { return assessNow })
 }
 
@@ -253,13 +253,13 @@ func TestAssessGathersEveryOrigin(t *testing.T) {
 		{phrase: "opened in 1889", stance: refutes},
 		{phrase: "Eiffel Tower facts", stance: evidence.Stance{Entail: 0.2, Contradict: 0.3, Neutral: 0.5}},
 	}}
-	searcher := &scriptedSearch{results: map[string][]search.Result{}}
+	searcher := &scriptedSearch{results: map[string][]websearch.Result{}}
 	a := newTestAssessor(judge, evidence.DefaultPolicy(), searcher)
 	// Whatever the queries are, the first one finds two results and the
 	// others fail.
 	plan := planOf(in)
 	require.NotEmpty(t, plan)
-	searcher.results[plan[0]] = []search.Result{
+	searcher.results[plan[0]] = []websearch.Result{
 		{Title: "Eiffel Tower facts", URL: "https://www.britannica.com/topic/Eiffel-Tower-Paris-France", Snippet: "Eiffel Tower facts and history."},
 		{Title: "Duplicate", URL: "https://reuters.com/world/eiffel-tower/", Snippet: "The same article."},
 	}

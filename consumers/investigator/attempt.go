@@ -12,7 +12,7 @@ import (
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 )
 
 // Prompt names of stage 1.

@@ -11,7 +11,7 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 	"github.com/errata-dev/errata/projections/serving"
 )
 

@@ -20,14 +20,14 @@ import (
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/consumers/runstate"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
-	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testenv"
-	"github.com/errata-dev/errata/internal/teststack"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/internal/testkit/teststack"
 	"github.com/errata-dev/errata/producers/investigations"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -56,7 +56,7 @@ type harness struct {
 	// search, when set, are stage 1's fetch_url and the assessor's search.
 	policy  evidence.Policy
 	fetcher investigator.URLFetcher
-	search  search.Searcher
+	search  websearch.Searcher
 	// assessMaxFailures, when set, is the validator's AssessMaxFailures.
 	assessMaxFailures int
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator/textdiff"
 	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/projections/serving"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/schema"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
 )
 
@@ -37,7 +37,7 @@ type Toolbox struct {
 	Fetcher URLFetcher
 	// Search backs the web_search function tool offered to providers
 	// without native web search (Chat Completions); nil: none.
-	Search search.Searcher
+	Search websearch.Searcher
 }
 
 // WebSearchToolName is the web search function tool of Chat Completions mode.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 	"github.com/errata-dev/errata/consumers/llm/parse"
 	"github.com/errata-dev/errata/consumers/llm/schema"
 	"github.com/errata-dev/errata/consumers/llm/tools"
-	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 // chatTurn is turn() for a compatible server: no native web search, a

@@ -15,7 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/tools"
-	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 // errorCase scripts one failure on both endpoints (or only one) and states

@@ -15,8 +15,8 @@ import (
 
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/tools"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/tools"
-	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 const answer = "At sea level water boils at 100 °C, not 90 °C."

@@ -23,8 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/fakeopenai"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 )
 
 // Load and fault schedule. The rates are what the two-core CI machine holds

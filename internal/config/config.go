@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/errata-dev/errata/consumers/evidence"
 )
 
 // Config is every setting of every Errata process. Each field documents its
@@ -352,11 +350,7 @@ var Vars = []Var{
 		set: func(c *Config, v string) error { c.StanceModel = v; return nil }},
 	{Name: "ERRATA_EVIDENCE_POLICY", Default: "strict-v1",
 		Doc: "evidence policy deciding which approved claims are published: strict-v1 (only claims authoritative sources refute) or validator-only-v1 (every approved claim, as before the evidence engine); recorded in every assessment",
-		set: func(c *Config, v string) error {
-			c.EvidencePolicy = v
-			_, err := evidence.PolicyByName(v)
-			return err
-		}},
+		set: func(c *Config, v string) error { c.EvidencePolicy = v; return nil }},
 	{Name: "ERRATA_REASONING_EFFORT", Default: "", Doc: "reasoning effort sent to reasoning models (minimal, low, medium, high; empty: provider default)",
 		set: func(c *Config, v string) error {
 			c.ReasoningEffort = v

@@ -14,8 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/errata-dev/errata/events"
 )
 
 // MaxRecordBytes bounds one encoded event. The largest event is a post
@@ -108,14 +106,14 @@ func Replicated(specs []TopicSpec, rf, minISR int) ([]TopicSpec, error) {
 	return out, nil
 }
 
-// EventTopicSpecs lists the topics of every registered event type plus the
-// dead-letter topic.
-func EventTopicSpecs(reg *events.Registry, topics events.Topics, partitions int32) []TopicSpec {
-	var specs []TopicSpec
-	for _, tp := range reg.Topics() {
-		specs = append(specs, TopicSpec{Name: topics.Name(tp), Partitions: partitions})
+// TopicSpecs gives each named topic the same partition count (the event
+// topics: events.Topics.Names).
+func TopicSpecs(names []string, partitions int32) []TopicSpec {
+	specs := make([]TopicSpec, len(names))
+	for i, n := range names {
+		specs[i] = TopicSpec{Name: n, Partitions: partitions}
 	}
-	return append(specs, TopicSpec{Name: topics.Name(events.TopicDeadLetter), Partitions: partitions})
+	return specs
 }
 
 // eventTopicConfig keeps events forever, never compacts them, accepts the

@@ -16,7 +16,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 )
 
 func TestBackoff(t *testing.T) {
@@ -60,7 +60,7 @@ func TestBackoff(t *testing.T) {
 func TestEventTopicSpecs(t *testing.T) {
 	t.Parallel()
 	reg := events.NewCatalogRegistry()
-	got := kafka.EventTopicSpecs(reg, events.Topics{Prefix: "errata."}, 6)
+	got := kafka.TopicSpecs(events.Topics{Prefix: "errata."}.Names(reg), 6)
 	// Every topic of the registry, in its order, then the dead-letter topic.
 	var want []kafka.TopicSpec
 	for _, tp := range reg.Topics() {
@@ -70,6 +70,14 @@ func TestEventTopicSpecs(t *testing.T) {
 	require.Equal(t, want, got)
 	require.Contains(t, got, kafka.TopicSpec{Name: "errata.posts", Partitions: 6})
 	require.Len(t, got, len(reg.Topics())+1)
+}
+
+// A parked record names its event by the envelope's headers: kafka's copy
+// of their names (it imports nothing above internal/) equals the events'.
+func TestEnvelopeHeaderNames(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, events.HeaderID, kafka.HeaderEventID)
+	require.Equal(t, events.HeaderType, kafka.HeaderEventType)
 }
 
 // logLine is one JSON log record of EnsureTopics.
@@ -287,8 +295,8 @@ func TestEnsureTopicsReplication(t *testing.T) {
 // integration test: skipped unless the services run or ERRATA_INTEGRATION=1).
 func TestEnsureTopicsRealKafka(t *testing.T) {
 	t.Parallel()
-	brokers, topics := testenv.Kafka(t, 2) // runs EnsureTopics with EventTopicSpecs once
-	specs := kafka.EventTopicSpecs(events.NewCatalogRegistry(), topics, 2)
+	brokers, topics := testenv.Kafka(t, 2) // runs EnsureTopics with the event topics once
+	specs := kafka.TopicSpecs(topics.Names(events.NewCatalogRegistry()), 2)
 	var names []string
 	wantParts := map[string]int{}
 	wantConfs := map[string]map[string]string{}

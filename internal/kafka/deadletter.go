@@ -30,6 +30,14 @@ const (
 	HeaderDLQTime  = "errata-dlq-time"
 )
 
+// The event envelope's own headers (events.HeaderID and events.HeaderType,
+// which events' tests keep equal to these): a parked record names its event
+// by them.
+const (
+	HeaderEventID   = "errata-id"
+	HeaderEventType = "errata-type"
+)
+
 // ClassUnclassified is the HeaderDLQClass of a cause marked neither
 // Permanent nor Undecodable.
 const ClassUnclassified = "unclassified"

@@ -12,8 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/errata-dev/errata/events"
 )
 
 // DeadLetterKey identifies one parked record: who parked it and where it
@@ -159,7 +157,7 @@ func parse(topic string, r *kgo.Record) ParkedRecord {
 	if t, err := time.Parse(time.RFC3339Nano, lastHeader(r, HeaderDLQTime)); err == nil {
 		pr.Time = t.UTC()
 	}
-	pr.EventType, pr.EventID = firstHeader(r, events.HeaderType), firstHeader(r, events.HeaderID)
+	pr.EventType, pr.EventID = firstHeader(r, HeaderEventType), firstHeader(r, HeaderEventID)
 	if pr.EventType == "" || pr.EventID == "" {
 		var env struct {
 			ID   any `json:"id"`

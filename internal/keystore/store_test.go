@@ -18,7 +18,7 @@ import (
 
 	"github.com/errata-dev/errata/internal/keystore"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 )
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)

@@ -17,7 +17,7 @@ import (
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/internal/metrics"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 )
 
 // TestLagCollectorOnRealKafka produces N records, commits M of them for a

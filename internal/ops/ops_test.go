@@ -25,7 +25,7 @@ import (
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/internal/metrics"
 	"github.com/errata-dev/errata/internal/ops"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/projections/serving"
 )

@@ -21,7 +21,7 @@ import (
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/internal/ops"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 )
 
 // groupMember joins group on topic and polls until it has consumed want

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 )
 
 // MaxURLRunes bounds a submitted URL, in characters.

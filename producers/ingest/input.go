@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 )
 
 // Content size limits from the spec (2.13) and the wire contract; the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 )
 
 // Limits on every string registerObservedVersion stores (README.md, "Input

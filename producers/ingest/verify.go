@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/producers/ingest/canonical"
 )
 

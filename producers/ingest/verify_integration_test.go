@@ -16,7 +16,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/teststack"
+	"github.com/errata-dev/errata/internal/testkit/teststack"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/producers/ingest/canonical"
 	"github.com/errata-dev/errata/projections/serving"

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/httpsafe"
-	"github.com/errata-dev/errata/internal/teststack"
+	"github.com/errata-dev/errata/internal/testkit/teststack"
 	"github.com/errata-dev/errata/producers/ingest/canonical"
 	"github.com/errata-dev/errata/projections/serving"
 )

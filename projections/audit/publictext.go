@@ -16,7 +16,7 @@ import (
 // and ports, store endpoints. The operator's trail (`errata audit`) keeps
 // every word. Texts are classified by what their producers write
 // (consumers/investigator/images, internal/httpsafe,
-// producers/ingest/canonical, consumers/search, consumers/llm, the
+// producers/ingest/canonical, consumers/websearch, consumers/llm, the
 // investigator's attempt errors; publictext_test.go feeds it their real
 // output), so events already in the log are classified too.
 
@@ -170,7 +170,7 @@ func PublicSourceFetchError(text string) string {
 // (consumers/investigator: {"error":"search failed: ..."}).
 const searchFailedPrefix = "search failed: "
 
-// Texts of consumers/search's error kinds.
+// Texts of consumers/websearch's error kinds.
 const (
 	searchUnauthorized = "search: provider refused the credentials"
 	searchRateLimited  = "search: rate limited"
@@ -286,7 +286,7 @@ func PublicFailureReason(reason string) string {
 }
 
 // PublicQueryError is the public category of why a query of our own
-// search failed (an assessment's query error quotes consumers/search's
+// search failed (an assessment's query error quotes consumers/websearch's
 // error, which can name an internal search provider's host or the
 // resolver): the categories of the web_search tool's errors; "" stays "".
 func PublicQueryError(text string) string {

@@ -23,7 +23,7 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
 	"github.com/errata-dev/errata/consumers/investigator/images"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/consumers/search"
+	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/blobstore"
 	"github.com/errata-dev/errata/internal/httpsafe"
@@ -245,7 +245,7 @@ func TestPublicSearchErrorsOfRealProviders(t *testing.T) {
 		{"http://searxng.internal:8080", audit.ReasonDNSFailure},
 		{"http://" + privateAddr + ":8080", audit.ReasonBlockedAddress},
 	} {
-		s, err := search.NewSearXNG(client, tc.base)
+		s, err := websearch.NewSearXNG(client, tc.base)
 		require.NoError(t, err)
 		_, err = s.Search(context.Background(), "Eiffel Tower completion year", 5)
 		require.Error(t, err, tc.base)
@@ -420,12 +420,12 @@ func TestPublicTrailHidesTheDeployment(t *testing.T) {
 }
 
 // Query errors of an assessment are categorized like the web_search
-// tool's errors (they quote consumers/search's errors), and stance notes
+// tool's errors (they quote consumers/websearch's errors), and stance notes
 // (consumers/evidence/stance's, the assessor's) are categories.
 func TestPublicAssessmentTexts(t *testing.T) {
 	for text, want := range map[string]string{
 		"": "",
-		"tavily search: " + search.ErrRateLimited.Error(): audit.ReasonRateLimited,
+		"tavily search: " + websearch.ErrRateLimited.Error(): audit.ReasonRateLimited,
 		"searxng search: search: provider unavailable: Get \"http://searxng.internal:8080/search\": dial tcp 10.0.9.9:8080: connect: connection refused": audit.ReasonConnectionFailed,
 		"brave search: search: provider refused the credentials": audit.ReasonUnauthorized,
 		audittest.QueryError:         audit.ReasonUnavailable,

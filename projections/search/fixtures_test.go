@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/search"
 )
@@ -237,7 +237,7 @@ func allInvestigations(bs []built) []events.Event {
 }
 
 // esClient connects to the local Elasticsearch, or skips/fails the test
-// like internal/testenv does for the other services.
+// like internal/testkit/testenv does for the other services.
 func esClient(t testing.TB) *elasticsearch.Client {
 	t.Helper()
 	cfg := testenv.Config(t)

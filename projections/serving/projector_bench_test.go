@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/errata-dev/errata/cmd/errata/bench"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/bench"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testenv"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
@@ -19,7 +19,7 @@ import (
 // rows of the view-credit row shape, and a bare Kafka consume of the same
 // records. Figures are reported per second and as ratios, since absolute
 // numbers on shared machines are noisy. The measuring code is
-// internal/bench's, which `errata bench` also runs.
+// cmd/errata/bench's, which `errata bench` also runs.
 //
 //	make bench   (or: ERRATA_INTEGRATION=1 go test -run '^$' -bench ServingProjector -benchtime 3x ./projections/serving/)
 func BenchmarkServingProjector(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/internal/teststack"
+	"github.com/errata-dev/errata/internal/testkit/teststack"
 )
 
 // TestMixedViewVersionsReplayLikeV2Only appends the replay scenario twice to

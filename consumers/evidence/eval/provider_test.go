@@ -13,8 +13,8 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence"
 	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 func scriptedFake(t *testing.T) *fakeopenai.Server {

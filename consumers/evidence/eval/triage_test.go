@@ -12,8 +12,8 @@ import (
 
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/verdict"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 func TestLoadTriage(t *testing.T) {

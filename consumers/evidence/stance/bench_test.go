@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/errata-dev/errata/consumers/evidence"
-	"github.com/errata-dev/errata/internal/fakeopenai"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 // benchPassages are n passages of about 600 bytes, every other one a

@@ -18,8 +18,8 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence"
 	"github.com/errata-dev/errata/consumers/investigator/prompts"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/internal/fakeopenai"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

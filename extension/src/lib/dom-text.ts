@@ -2,7 +2,7 @@
 // text" rule: text nodes are appended as decoded; entering and leaving each
 // block separator element adds one space; script, style and noscript
 // contribute nothing; every other element adds nothing of its own. The
-// server does the same over its own parse (internal/content/html.go), so the
+// server does the same over its own parse (events/content/html.go), so the
 // text of a DOM subtree equals the server's text of that subtree's HTML.
 
 import { normalizeContent } from "./normalize";

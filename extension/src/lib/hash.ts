@@ -1,5 +1,5 @@
 // Version identity: contentHash, occurrencesHash and versionHash, computed
-// exactly as the server does (internal/content/occurrences.go, identity.go).
+// exactly as the server does (events/content/occurrences.go, identity.go).
 // SubtleCrypto is available in extension pages, content scripts, service
 // workers and Node 20 alike.
 

@@ -1,6 +1,6 @@
 // Canonical text shared by the extension and the API. The SHA-256 of the
 // result is a post's content hash, so every step below must agree with the
-// server (internal/content/normalize.go) character for character; see
+// server (events/content/normalize.go) character for character; see
 // ../../shared/CONTRACT.md, "Text, offsets and hashes".
 
 /** Posts above this many words are skipped in the browser and never investigated. */

@@ -1,5 +1,5 @@
 // Wikipedia pruning: appendix sections and non-article elements are left out
-// of the text. The rules are the server's (internal/content/wikipedia.go),
+// of the text. The rules are the server's (events/content/wikipedia.go),
 // applied to the live DOM instead of a parse tree, so the rendered article
 // and the Parse API HTML of the same revision give the same text.
 

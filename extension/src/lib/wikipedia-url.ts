@@ -1,5 +1,5 @@
 // Which Wikipedia page a URL names, read the same way the server reads it
-// (internal/content/wikipedia_identity.go): language from the host
+// (events/content/wikipedia_identity.go): language from the host
 // ({lang}.wikipedia.org or {lang}.m.wikipedia.org), the page from /wiki/{title},
 // /w/index.php?title=, or ?curid= / ?pageid= (a page id wins).
 

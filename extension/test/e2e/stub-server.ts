@@ -320,7 +320,7 @@ export class StubApi {
     const externalId =
       platform === "WIKIPEDIA" ? `${String(metadata["language"])}:${String(metadata["pageId"])}` : String(input["externalId"]);
     if (!["LESSWRONG", "X", "SUBSTACK", "WIKIPEDIA", "BLUESKY", "THREADS"].includes(platform)) throw new TrpcError("BAD_REQUEST", "unknown platform");
-    // The server's identity rules (internal/content/social.go).
+    // The server's identity rules (events/content/social.go).
     if (platform === "BLUESKY") {
       if (!/^at:\/\/did:(?:plc:[a-z2-7]{24}|web:[a-z0-9.-]+)\/app\.bsky\.feed\.post\/[2-7a-j][2-7a-z]{12}$/.test(externalId)) {
         throw new TrpcError("BAD_REQUEST", "externalId: must be the post's AT URI at://{did}/app.bsky.feed.post/{rkey}");

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_PATH, artifact, requireFile } from "./harness";
 import { IS_REAL, REAL_API_URL } from "./real-stack";
 
-/** The verdict part of a script rule (internal/fakeopenai.ScriptVerdict). */
+/** The verdict part of a script rule (internal/testkit/fakeopenai.ScriptVerdict). */
 interface ScriptVerdict {
   claims: { text: string; kind: string; specificity: number; reason: string; sources?: { url: string }[] }[];
   summary: string;

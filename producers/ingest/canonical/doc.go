@@ -4,7 +4,7 @@
 // 2.13 point 2).
 //
 // Each platform method returns the canonical HTML, its normalized text
-// (through the same internal/content functions the client-side path uses,
+// (through the same events/content functions the client-side path uses,
 // so hashes agree with the extension's) and the identity the platform
 // reported. Bluesky posts are plain text: their canonical text is the
 // record's text from the public AppView, normalized like any observed

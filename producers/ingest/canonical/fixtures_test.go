@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/errata-dev/errata/internal/fixtures"
+	"github.com/errata-dev/errata/internal/testkit/fixtures"
 )
 
 // update rewrites the recorded envelopes in testdata from the shared

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 )
 
 // Result is a successfully fetched canonical version of a post.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/content"
+	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/httpsafe"
 )
 

@@ -25,7 +25,7 @@ const TEST_ID_AUTHOR = /^(?:feedItem|postThreadItem)-by-(.+)$/;
 const TEXT_SELECTOR = '[data-testid="postText"]';
 export const BLUESKY_POST_COLLECTION = "app.bsky.feed.post";
 
-// The identity syntax the server accepts (internal/content/social.go).
+// The identity syntax the server accepts (events/content/social.go).
 const DID_PLC = /^did:plc:[a-z2-7]{24}$/;
 const DID_WEB = /^did:web:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 const TID = /^[2-7a-j][2-7a-z]{12}$/;

@@ -17,7 +17,7 @@ import { type AdapterExtractionResult, notReady } from "./model";
 
 const HOSTS = new Set(["threads.net", "www.threads.net", "threads.com", "www.threads.com"]);
 const POST_SELECTOR = '[data-pressable-container="true"]';
-// The identity syntax the server accepts (internal/content/social.go).
+// The identity syntax the server accepts (events/content/social.go).
 const CODE = /^[A-Za-z0-9_-]{5,64}$/;
 const USERNAME = /^[a-z0-9._]{1,30}$/;
 /** Elements whose text is never the post's: links (author, timestamp, topic), buttons (counts, Translate, More), time. */
