@@ -18,7 +18,7 @@ import (
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
-	"github.com/errata-dev/errata/projections/analysistest"
+	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/search"

@@ -12,9 +12,9 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
-	"github.com/errata-dev/errata/projections/analysistest"
+	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/audit/audittest"
+	"github.com/errata-dev/errata/internal/testkit/audittest"
 )
 
 // TestAuditCommand appends a complete and a pending investigation to real

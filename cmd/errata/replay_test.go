@@ -15,7 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
-	"github.com/errata-dev/errata/projections/analysistest"
+	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/projections/replay"
 	"github.com/errata-dev/errata/projections/serving"
 )

@@ -14,7 +14,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/projections/analysistest"
+	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/projections/analytics"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/projections/audit/audittest"
+	"github.com/errata-dev/errata/internal/testkit/audittest"
 )
 
 // fixtureRecords lays events out as the log would: the posts topic on

@@ -13,9 +13,9 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
-	"github.com/errata-dev/errata/projections/analysistest"
 	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/pgproj"
 )

@@ -11,10 +11,10 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/audit/audittest"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 

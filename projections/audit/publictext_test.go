@@ -27,9 +27,9 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/blobstore"
 	"github.com/errata-dev/errata/internal/httpsafe"
+	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/producers/ingest/canonical"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/audit/audittest"
 )
 
 // The deployment's internals that real failures name: the DNS resolver,

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/audit/audittest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the trail renderings")

@@ -16,8 +16,8 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
-	"github.com/errata-dev/errata/projections/analysistest"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )

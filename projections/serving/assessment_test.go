@@ -12,8 +12,8 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
-	"github.com/errata-dev/errata/projections/audit/audittest"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/errata-dev/errata/projections/analysistest"
+	"github.com/errata-dev/errata/internal/testkit/analysistest"
 )
 
 // TestFixtureIsValid: every event validates (New panics otherwise), ids
