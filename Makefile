@@ -74,6 +74,21 @@ bench: build
 	ERRATA_INTEGRATION=1 $(GO) test -run '^$$' -bench Orchestration -benchtime 20x -count 1 ./consumers/investigator/
 	$(BIN) bench
 
-lint:
+# golangci-lint (configuration: .golangci.yml) is built from the Go module
+# proxy into .local/bin at this version on first use; then the extension's
+# type check and web-ext lint of both builds.
+GOLANGCI_VERSION := v2.15.0
+GOLANGCI         := .local/bin/golangci-lint-$(GOLANGCI_VERSION)
+
+$(GOLANGCI):
+	mkdir -p .local/bin/golangci-tmp
+	GOBIN=$(CURDIR)/.local/bin/golangci-tmp $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+	mv .local/bin/golangci-tmp/golangci-lint $@
+	rmdir .local/bin/golangci-tmp
+
+lint: $(GOLANGCI)
 	gofmt -l . | (! grep .)
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags testcontainers ./projections/analytics/
+	$(GOLANGCI) run $(PKGS)
+	cd extension && npm ci --no-audit --no-fund && npm run typecheck && npm run lint:firefox

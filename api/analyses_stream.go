@@ -36,7 +36,6 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/ratelimit"
-	"github.com/errata-dev/errata/projections/serving"
 )
 
 // clockMargin is how much earlier than the job's creation a stream starts
@@ -130,7 +129,7 @@ func (s *Server) analysisEvents(c *fiber.Ctx) error {
 		After: after,
 		// A finished job's stream ends at the log's end, even when what
 		// the client resumes after was its last event.
-		ToEnd: job.Status == serving.AnalysisComplete || job.Status == serving.AnalysisFailed,
+		ToEnd: job.Status == events.StatusComplete || job.Status == events.StatusFailed,
 	}
 	if !job.CreatedAt.IsZero() {
 		follow.Since = job.CreatedAt.Add(-clockMargin)

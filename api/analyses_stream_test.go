@@ -117,7 +117,7 @@ func TestStreamReplay(t *testing.T) {
 		off := w.appendEvents(t, at.Add(time.Duration(i)*time.Second), run.events[i], other.events[min(i, len(other.events)-2)])
 		offsets[i] = off[0]
 	}
-	w.analyses.set(serving.Analysis{ID: run.id, Status: serving.AnalysisComplete, CreatedAt: at})
+	w.analyses.set(serving.Analysis{ID: run.id, Status: events.StatusComplete, CreatedAt: at})
 
 	resp, st := openStream(t, w.server, streamPath(run.id), nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -138,7 +138,7 @@ func TestStreamLive(t *testing.T) {
 	run := newRun("The Eiffel Tower was completed in 1925.")
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	off := w.appendEvents(t, at, run.events[:2]...)
-	w.analyses.set(serving.Analysis{ID: run.id, Status: serving.AnalysisRunning, CreatedAt: at})
+	w.analyses.set(serving.Analysis{ID: run.id, Status: events.StatusRunning, CreatedAt: at})
 
 	_, st := openStream(t, w.server, streamPath(run.id), nil)
 	ev, ok := st.next(t)
@@ -168,7 +168,7 @@ func TestStreamEndsOnFinalFailure(t *testing.T) {
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	failed := &events.AnalysisFailedV1{AnalysisRef: events.AnalysisRef{AnalysisID: run.id, Attempt: 1}, Reason: "no provider key", Retryable: false}
 	off := w.appendEvents(t, at, run.events[0], run.events[1], failed)
-	w.analyses.set(serving.Analysis{ID: run.id, Status: serving.AnalysisRunning, CreatedAt: at})
+	w.analyses.set(serving.Analysis{ID: run.id, Status: events.StatusRunning, CreatedAt: at})
 	_, st := openStream(t, w.server, streamPath(run.id), nil)
 	expectEvents(t, st, []events.Payload{run.events[0], run.events[1], failed}, off, times(at, 3))
 	_, ok := st.nextEvent(t)
@@ -183,7 +183,7 @@ func TestStreamResume(t *testing.T) {
 	run := newRun("The Eiffel Tower was completed in 1925.")
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	offsets := w.appendEvents(t, at, run.events...)
-	w.analyses.set(serving.Analysis{ID: run.id, Status: serving.AnalysisComplete, CreatedAt: at})
+	w.analyses.set(serving.Analysis{ID: run.id, Status: events.StatusComplete, CreatedAt: at})
 	ts := times(at, len(run.events))
 
 	_, st := openStream(t, w.server, streamPath(run.id), map[string]string{"Last-Event-ID": fmt.Sprint(offsets[2])})
@@ -208,7 +208,7 @@ func TestStreamHeartbeat(t *testing.T) {
 	run := newRun("A claim nobody works on.")
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	off := w.appendEvents(t, at, run.events[0])
-	w.analyses.set(serving.Analysis{ID: run.id, Status: serving.AnalysisPending, CreatedAt: at})
+	w.analyses.set(serving.Analysis{ID: run.id, Status: events.StatusPending, CreatedAt: at})
 	_, st := openStream(t, w.server, streamPath(run.id), nil)
 	expectEvents(t, st, run.events[:1], off, times(at, 1))
 	ev, ok := st.next(t)
@@ -223,7 +223,7 @@ func TestStreamLimits(t *testing.T) {
 	run := newRun("A claim nobody works on.")
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	w.appendEvents(t, at, run.events[0])
-	w.analyses.set(serving.Analysis{ID: run.id, Status: serving.AnalysisPending, CreatedAt: at})
+	w.analyses.set(serving.Analysis{ID: run.id, Status: events.StatusPending, CreatedAt: at})
 
 	// Refusals hold no place.
 	for _, path := range []string{streamPath(analysisIDOf("unknown")), streamPath("nope")} {
@@ -277,7 +277,7 @@ func TestStreamEndsAtShutdown(t *testing.T) {
 	run := newRun("A claim nobody works on.")
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	w.appendEvents(t, at, run.events[0])
-	w.analyses.set(serving.Analysis{ID: run.id, Status: serving.AnalysisPending, CreatedAt: at})
+	w.analyses.set(serving.Analysis{ID: run.id, Status: events.StatusPending, CreatedAt: at})
 	_, st := openStream(t, w.server, streamPath(run.id), nil)
 	_, ok := st.nextEvent(t)
 	require.True(t, ok)

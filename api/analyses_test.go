@@ -92,7 +92,7 @@ func TestSubmitDuplicate(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.status)
 	id := analysisIDOf("The moon is made of cheese.")
 	require.JSONEq(t, `{"id":"`+id+`"}`, string(r.body))
-	w.analyses.set(serving.Analysis{ID: id, Status: serving.AnalysisRunning, CreatedAt: time.Now()})
+	w.analyses.set(serving.Analysis{ID: id, Status: events.StatusRunning, CreatedAt: time.Now()})
 	before := w.records(t)
 	for _, text := range []string{"The moon is made of cheese.", "  The  moon is\tmade of cheese. ", "The moon is made of cheese.\u200b"} {
 		body, _ := json.Marshal(map[string]string{"text": text})
@@ -376,7 +376,7 @@ func TestSubmitRateLimit(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, r.status)
 	require.Equal(t, before, w.records(t))
 	// An analysis the projection has is answered, free.
-	w.analyses.set(serving.Analysis{ID: analysisIDOf("claim number 0"), Status: serving.AnalysisComplete, CreatedAt: clock})
+	w.analyses.set(serving.Analysis{ID: analysisIDOf("claim number 0"), Status: events.StatusComplete, CreatedAt: clock})
 	r = submit(t, w.server, `{"text":"claim number 0"}`, nil)
 	require.Equal(t, http.StatusOK, r.status)
 
@@ -454,7 +454,7 @@ func sampleJob() serving.Analysis {
 	claim0 := events.AnalysisClaimID(id, 1, 0)
 	claim1 := events.AnalysisClaimID(id, 1, 1)
 	return serving.Analysis{
-		ID: id, Status: serving.AnalysisComplete,
+		ID: id, Status: events.StatusComplete,
 		Input: serving.AnalysisInput{Kind: "TEXT", TextLength: utf8.RuneCountInString(text)},
 		Versions: serving.AnalysisVersions{
 			Prompts: []serving.AnalysisPrompt{{Name: "verdict-extract", Version: "v1", SHA256: strings.Repeat("ab", 32)},

@@ -12,7 +12,7 @@ import (
 // logged, and neither is the hash of an instance key.
 const (
 	HeaderAPIKey       = "x-api-key"
-	HeaderOpenAIAPIKey = "x-openai-api-key"
+	HeaderOpenAIAPIKey = "x-openai-api-key" //nolint:gosec // G101: a header's name, not a credential
 )
 
 // maxAPIKeyLength bounds what is hashed and looked up; every issued key is

@@ -15,7 +15,9 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/internal/testkit/teststack"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -34,13 +36,13 @@ type lagStack struct {
 
 func setupLag(t *testing.T, ipRangeDailyCap int) *lagStack {
 	t.Helper()
-	dbURL := testenv.Postgres(t)
+	dbURL := teststack.Database(t) // the serving schema migrated already
 	brokers, topics := testenv.Kafka(t, testPartitions)
 	log := testLogger(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	pool, err := pgproj.Connect(ctx, dbURL, testSchema)
+	pool, err := postgres.Connect(ctx, dbURL, testSchema)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	require.NoError(t, pgproj.Migrate(ctx, pool, testSchema, serving.Migrations(), log))

@@ -21,8 +21,10 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/fixtures"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/internal/testkit/teststack"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -67,13 +69,13 @@ func setup(t *testing.T, opts setupOpts) *bundle {
 	if opts.openAIBaseURL == "" {
 		opts.openAIBaseURL = unreachableOpenAI
 	}
-	dbURL := testenv.Postgres(t)
+	dbURL := teststack.Database(t) // the serving schema migrated already
 	brokers, topics := testenv.Kafka(t, testPartitions)
 	log := testLogger(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	pool, err := pgproj.Connect(ctx, dbURL, testSchema)
+	pool, err := postgres.Connect(ctx, dbURL, testSchema)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	require.NoError(t, pgproj.Migrate(ctx, pool, testSchema, serving.Migrations(), log))

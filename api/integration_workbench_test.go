@@ -56,7 +56,7 @@ func TestIntegrationWorkbench(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	var job serving.Analysis
 	require.NoError(t, json.Unmarshal(r.body, &job))
-	require.Equal(t, serving.AnalysisPending, job.Status)
+	require.Equal(t, events.StatusPending, job.Status)
 	require.Equal(t, "TEXT", job.Input.Kind)
 	require.Equal(t, len([]rune(text)), job.Input.TextLength)
 
@@ -88,7 +88,7 @@ func TestIntegrationWorkbench(t *testing.T) {
 		r = do(t, srv, request{method: http.MethodGet, path: "/api/v1/analyses/" + run.id, noVersion: true})
 		job = serving.Analysis{}
 		_ = json.Unmarshal(r.body, &job)
-		return job.Status == serving.AnalysisComplete, fmt.Sprintf("status %q", job.Status)
+		return job.Status == events.StatusComplete, fmt.Sprintf("status %q", job.Status)
 	})
 	require.Len(t, job.Claims, 1)
 	require.Equal(t, `<script>alert("x")</script> The tower was completed in 1925.`, job.Claims[0].Text)

@@ -92,12 +92,12 @@ func (s *Server) investigateNow(c *fiber.Ctx, path string) (any, error) {
 	}
 	invID := events.InvestigationID(v.ID)
 	switch v.InvestigationStatus {
-	case serving.InvestigationComplete:
+	case events.StatusComplete:
 		return investigateNowOutput{InvestigationID: invID, Status: v.InvestigationStatus,
 			Provenance: investigationProvenance(v), Claims: claimsOf(v.Claims)}, nil
-	case serving.InvestigationProcessing:
+	case events.StatusProcessing:
 		return investigateNowOutput{InvestigationID: invID, Status: v.InvestigationStatus, Provenance: investigationProvenance(v)}, nil
-	case serving.InvestigationPending:
+	case events.StatusPending:
 		if userKey == "" {
 			return investigateNowOutput{InvestigationID: invID, Status: v.InvestigationStatus, Provenance: investigationProvenance(v)}, nil
 		}
@@ -128,13 +128,13 @@ func (s *Server) investigateNow(c *fiber.Ctx, path string) (any, error) {
 	if err := s.watermark.WaitFor(ctx, pos.Topic, pos.Partition, pos.Offset, s.cfg.ReadYourWritesTimeout); err != nil {
 		s.log.Warn("investigateNow: serving projection behind", "err", err)
 	}
-	status := serving.InvestigationPending
-	if v.InvestigationStatus == serving.InvestigationPending || v.InvestigationStatus == serving.InvestigationProcessing {
+	status := events.StatusPending
+	if v.InvestigationStatus == events.StatusPending || v.InvestigationStatus == events.StatusProcessing {
 		status = v.InvestigationStatus
 	}
 	if now, err := s.reader.VersionStatusByID(ctx, v.ID); err == nil && now.InvestigationStatus != "" {
 		status = now.InvestigationStatus
-		if status == serving.InvestigationComplete {
+		if status == events.StatusComplete {
 			return investigateNowOutput{InvestigationID: invID, Status: status, Provenance: investigationProvenance(now),
 				Claims: claimsOf(now.Claims)}, nil
 		}
@@ -198,10 +198,10 @@ func (s *Server) getInvestigation(c *fiber.Ctx, path string) (any, error) {
 		checkedAt = v.CheckedAt.UTC().Format(isoMillis)
 	}
 	switch v.InvestigationStatus {
-	case serving.InvestigationComplete:
+	case events.StatusComplete:
 		return investigatedAt{InvestigationState: stateInvestigated, Provenance: investigationProvenance(v),
 			Claims: claimsOf(v.Claims), CheckedAt: checkedAt}, nil
-	case serving.InvestigationFailed:
+	case events.StatusFailed:
 		return failedOutput{InvestigationState: "FAILED", Provenance: investigationProvenance(v), CheckedAt: checkedAt}, nil
 	}
 	return statusOf(v), nil

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
 	"github.com/errata-dev/errata/internal/config"
 )
 
@@ -68,12 +71,16 @@ func isJSSpaceOrControl(r rune) bool {
 }
 
 // openAIChecker validates user OpenAI keys with one live call to the
-// configured provider: GET {base}/models.
+// configured provider through openai-go: GET {base}/models.
 type openAIChecker struct {
 	modelsURL string
 	timeout   time.Duration
-	client    *http.Client
+	models    openai.ModelService
 }
+
+// maxKeyCheckBody bounds what is read of the provider's answer: only its
+// status counts, and the body is never shown (it may quote the key).
+const maxKeyCheckBody = 64 << 10
 
 func newOpenAIChecker(base string, timeout time.Duration) (*openAIChecker, error) {
 	if base == "" {
@@ -89,16 +96,19 @@ func newOpenAIChecker(base string, timeout time.Duration) (*openAIChecker, error
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.ResponseHeaderTimeout = timeout
+	client := &http.Client{
+		Transport: transport,
+		Timeout:   timeout,
+		// The key goes to the configured provider only: a redirect is
+		// an answer, not an instruction to send it elsewhere.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	return &openAIChecker{
 		modelsURL: u.String() + "/models",
 		timeout:   timeout,
-		client: &http.Client{
-			Transport: transport,
-			Timeout:   timeout,
-			// The key goes to the configured provider only: a redirect is
-			// an answer, not an instruction to send it elsewhere.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		// No environment (openai.NewClient would read OPENAI_*) and no SDK
+		// retries: one request per check.
+		models: openai.NewModelService(option.WithBaseURL(u.String()+"/"), option.WithHTTPClient(client), option.WithMaxRetries(0)),
 	}, nil
 }
 
@@ -114,35 +124,43 @@ func (o *openAIChecker) check(ctx context.Context, rawKey string) (status, messa
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.modelsURL, http.NoBody)
-	if err != nil {
-		return openAIKeyError, msgKeyUnreached
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Accept", "application/json")
-	resp, err := o.client.Do(req)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-			return openAIKeyError, msgKeyTimeout
+	// The answer's status decides, whatever its body: the middleware
+	// records it and bounds the body the SDK goes on to read.
+	answered := 0
+	observe := func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if req.URL.String() != o.modelsURL {
+			return nil, errors.New("openai key check: request is not for the models endpoint")
 		}
+		resp, err := next(req)
+		if resp != nil {
+			answered = resp.StatusCode
+			resp.Body = limitedBody{Reader: io.LimitReader(resp.Body, maxKeyCheckBody), Closer: resp.Body}
+		}
+		return resp, err
+	}
+	_, err := o.models.List(ctx, option.WithAPIKey(key), option.WithMiddleware(observe))
+	switch {
+	case answered == http.StatusOK:
+		return openAIKeyValid, ""
+	case answered == http.StatusUnauthorized:
+		return openAIKeyInvalid, msgKeyRejected
+	case answered == http.StatusForbidden:
+		return openAIKeyAuthenticatedRestricted, msgKeyRestricted
+	case answered == http.StatusTooManyRequests:
+		return openAIKeyError, msgKeyRateLimit
+	case answered != 0:
+		return openAIKeyError, fmt.Sprintf("OpenAI answered the key check with HTTP %d; try again later.", answered)
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return openAIKeyError, msgKeyTimeout
+	default:
 		return openAIKeyError, msgKeyUnreached
 	}
-	// Drain a little so the connection can be reused; the body itself is
-	// never shown (it may quote the key).
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return openAIKeyValid, ""
-	case http.StatusUnauthorized:
-		return openAIKeyInvalid, msgKeyRejected
-	case http.StatusForbidden:
-		return openAIKeyAuthenticatedRestricted, msgKeyRestricted
-	case http.StatusTooManyRequests:
-		return openAIKeyError, msgKeyRateLimit
-	default:
-		return openAIKeyError, fmt.Sprintf("OpenAI answered the key check with HTTP %d; try again later.", resp.StatusCode)
-	}
+}
+
+// limitedBody reads at most a bound of a response body and closes the body.
+type limitedBody struct {
+	io.Reader
+	io.Closer
 }
 
 func isTimeout(err error) bool {

@@ -87,13 +87,13 @@ func provenanceOf(v serving.Version) string {
 // returns FAILED.
 func statusOf(v serving.VersionStatus) any {
 	switch v.InvestigationStatus {
-	case serving.InvestigationPending, serving.InvestigationProcessing:
+	case events.StatusPending, events.StatusProcessing:
 		return investigating{
 			InvestigationState: stateInvestigating, Status: v.InvestigationStatus, Provenance: investigationProvenance(v),
 			PendingClaims: payloadsOf(v.PendingClaims), ConfirmedClaims: payloadsOf(v.ConfirmedClaims),
 			PriorInvestigationResult: priorOf(v.Prior),
 		}
-	case serving.InvestigationComplete:
+	case events.StatusComplete:
 		return investigated{InvestigationState: stateInvestigated, Provenance: investigationProvenance(v), Claims: claimsOf(v.Claims)}
 	default: // none, or FAILED
 		return notInvestigated{InvestigationState: stateNotInvestigated, PriorInvestigationResult: priorOf(v.Prior)}

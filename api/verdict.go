@@ -92,7 +92,7 @@ func (s *Server) verdictRequest(c *fiber.Ctx, path string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	status := serving.AnalysisPending
+	status := events.StatusPending
 	if a, err := s.analyses.Reader.Analysis(ctx, id); err == nil && a.Status != "" {
 		status = a.Status
 	}

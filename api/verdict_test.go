@@ -55,7 +55,7 @@ func TestVerdictRequest(t *testing.T) {
 	require.Regexp(t, hex64, got.ContentSHA256)
 	require.Regexp(t, hex64, got.RequesterKey)
 
-	w.analyses.set(serving.Analysis{ID: id, Status: serving.AnalysisRunning, CreatedAt: time.Now()})
+	w.analyses.set(serving.Analysis{ID: id, Status: events.StatusRunning, CreatedAt: time.Now()})
 	r = post(t, w.server, "verdict.request", []byte(body))
 	require.JSONEq(t, `{"analysisId":"`+id+`","status":"RUNNING"}`, string(resultOf(t, r)))
 	require.Len(t, w.requests(t), 1)
@@ -111,7 +111,7 @@ func TestVerdictRequestRefusals(t *testing.T) {
 	r = post(t, w.server, "verdict.request", []byte(ok(func(map[string]any) {})))
 	resultOf(t, r)
 	require.EqualValues(t, 1, w.records(t))
-	w.analyses.set(serving.Analysis{ID: postAnalysisID(testVersionID), Status: serving.AnalysisPending, CreatedAt: time.Now()})
+	w.analyses.set(serving.Analysis{ID: postAnalysisID(testVersionID), Status: events.StatusPending, CreatedAt: time.Now()})
 	r = post(t, w.server, "verdict.request", []byte(ok(func(map[string]any) {})))
 	resultOf(t, r)
 	other := w.registered("4a1b7c52-2f0e-5b6e-8d1a-3c9e0f7b2d46", "Another post.")

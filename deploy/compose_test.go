@@ -295,7 +295,7 @@ func TestComposeErrataServices(t *testing.T) {
 		"ERRATA_ELASTICSEARCH_URL": "http://elasticsearch:9200",
 		"ERRATA_HTTP_ADDR":         "0.0.0.0:8080",
 		"ERRATA_LOG_FORMAT":        "json",
-		"ERRATA_EVIDENCE_POLICY":   evidence.DefaultPolicy().Name,
+		"ERRATA_EVIDENCE_POLICY":   evidence.DefaultPolicy().Name(),
 		"OPENAI_API_KEY":           "",
 		"OPENAI_BASE_URL":          "",
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/errata-dev/errata/projections/serving"
 )
 
-var updateHelm = flag.Bool("update-helm", false, "rewrite the rendered chart goldens under helm/testdata/")
+var update = flag.Bool("update", false, "rewrite the rendered chart goldens under helm/testdata/")
 
 const (
 	chartDir       = "helm/errata"
@@ -455,7 +455,7 @@ func TestHelmTemplateDefaults(t *testing.T) {
 	}
 
 	checkSettings(t, objs, map[string]string{
-		"ERRATA_EVIDENCE_POLICY":           evidence.DefaultPolicy().Name,
+		"ERRATA_EVIDENCE_POLICY":           evidence.DefaultPolicy().Name(),
 		"ERRATA_STANCE_MODEL":              "",
 		"ERRATA_KAFKA_REPLICATION_FACTOR":  "0",
 		"ERRATA_KAFKA_MIN_INSYNC_REPLICAS": "1",
@@ -700,13 +700,13 @@ func TestHelmTemplateSourceRegistryFile(t *testing.T) {
 	require.NotEqual(t, before, after)
 }
 
-// checkGolden compares rendered output with a golden file (-update-helm rewrites it).
+// checkGolden compares rendered output with a golden file (-update rewrites it).
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *updateHelm {
+	if *update {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./deploy -run Helm -update-helm to create it")
-	require.Equal(t, string(want), got, "rendered chart changed; review and run with -update-helm")
+	require.NoError(t, err, "run go test ./deploy -run Helm -update to create it")
+	require.Equal(t, string(want), got, "rendered chart changed; review and run with -update")
 }

@@ -6,6 +6,8 @@ import (
 )
 
 // Event type strings of the instance API key aggregate.
+//
+//nolint:gosec // G101: names of event types, not credentials
 const (
 	TypeAPIKeyAddedV1   = "apikey.added.v1"
 	TypeAPIKeyRevokedV1 = "apikey.revoked.v1"

@@ -17,8 +17,9 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/analysistest"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/search"
@@ -79,11 +80,11 @@ func TestAnalysesFromTheProjections(t *testing.T) {
 		}
 		recs = append(recs, rec)
 	}
-	servingPool, err := pgproj.Connect(ctx, url, "serving")
+	servingPool, err := postgres.Connect(ctx, url, "serving")
 	require.NoError(t, err)
 	defer servingPool.Close()
 	require.NoError(t, pgproj.Migrate(ctx, servingPool, "serving", serving.Migrations(), logging.Discard()))
-	auditPool, err := pgproj.Connect(ctx, url, audit.Schema)
+	auditPool, err := postgres.Connect(ctx, url, audit.Schema)
 	require.NoError(t, err)
 	defer auditPool.Close()
 	require.NoError(t, pgproj.Migrate(ctx, auditPool, audit.Schema, audit.Migrations(), logging.Discard()))

@@ -15,9 +15,10 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
+	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -51,11 +52,11 @@ func TestAssessmentsFromTheProjections(t *testing.T) {
 		}
 		recs = append(recs, rec)
 	}
-	servingPool, err := pgproj.Connect(ctx, url, "serving")
+	servingPool, err := postgres.Connect(ctx, url, "serving")
 	require.NoError(t, err)
 	defer servingPool.Close()
 	require.NoError(t, pgproj.Migrate(ctx, servingPool, "serving", serving.Migrations(), logging.Discard()))
-	auditPool, err := pgproj.Connect(ctx, url, audit.Schema)
+	auditPool, err := postgres.Connect(ctx, url, audit.Schema)
 	require.NoError(t, err)
 	defer auditPool.Close()
 	require.NoError(t, pgproj.Migrate(ctx, auditPool, audit.Schema, audit.Migrations(), logging.Discard()))

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +28,7 @@ import (
 	"github.com/errata-dev/errata/projections/serving"
 )
 
-var update = os.Getenv("UPDATE_GOLDEN") == "1"
+var update = flag.Bool("update", false, "rewrite the golden answers under testdata/")
 
 const (
 	invA = "0a000000-0000-4000-8000-00000000000a"
@@ -194,7 +195,7 @@ func (f *fakeTrails) Trail(_ context.Context, id string) (*audit.Trail, error) {
 	if id != invA {
 		return nil, nil
 	}
-	return &audit.Trail{InvestigationID: invA, Status: audit.StatusComplete}, nil
+	return &audit.Trail{InvestigationID: invA, Status: events.StatusComplete}, nil
 }
 
 type rig struct {
@@ -267,11 +268,11 @@ func golden(t *testing.T, name, got string) {
 	pretty, err := json.MarshalIndent(v, "", "  ")
 	require.NoError(t, err)
 	path := filepath.Join("testdata", name+".json")
-	if update {
+	if *update {
 		require.NoError(t, os.WriteFile(path, append(pretty, '\n'), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with UPDATE_GOLDEN=1 to create %s", path)
+	require.NoError(t, err, "run go test -update to create %s", path)
 	require.Equal(t, string(want), string(pretty)+"\n")
 }
 

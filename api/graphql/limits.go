@@ -232,6 +232,9 @@ type Options struct {
 	RateLimit *ratelimit.Limiter
 	// ClientKey names a request's client for RateLimit.
 	ClientKey func(*http.Request) string
+	// Now is the clock that times each request for RateLimit (nil:
+	// time.Now); tests pass RateLimit's own clock.
+	Now func() time.Time
 }
 
 // bounded applies the per-request bounds around the GraphQL server: the
@@ -244,6 +247,10 @@ func bounded(next http.Handler, o Options) http.Handler {
 		timeout = RequestTimeout
 	}
 	limited := o.RateLimit != nil && o.ClientKey != nil
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		st := &requestState{}
 		if limited && req.Method != http.MethodOptions {
@@ -252,8 +259,8 @@ func bounded(next http.Handler, o Options) http.Handler {
 				writeRateLimited(w, wait)
 				return
 			}
-			start := time.Now()
-			defer func() { o.RateLimit.Take(st.client, int(time.Since(start)/timeUnit)) }()
+			start := now()
+			defer func() { o.RateLimit.Take(st.client, int(now().Sub(start)/timeUnit)) }()
 		}
 		ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), requestStateKey{}, st), timeout)
 		defer cancel()

@@ -381,7 +381,8 @@ func TestRateLimit(t *testing.T) {
 	clock := func() time.Time { return now }
 	lim, err := ratelimit.New(ratelimit.Limit{PerSecond: 1, Burst: 100}, 100, clock)
 	require.NoError(t, err)
-	r := newRigWith(t, rigOptions{handler: graphql.Options{RateLimit: lim, ClientKey: func(req *http.Request) string { return req.Header.Get("X-Client") }}})
+	r := newRigWith(t, rigOptions{handler: graphql.Options{RateLimit: lim, Now: clock,
+		ClientKey: func(req *http.Request) string { return req.Header.Get("X-Client") }}})
 	post := func(client, query string) (int, http.Header, string) {
 		t.Helper()
 		b, err := json.Marshal(map[string]any{"query": query})
@@ -408,27 +409,24 @@ func TestRateLimit(t *testing.T) {
 	}
 	const metrics = `{ publicMetrics { factCheckIncidence } }` // estimated cost 52: 50 + 1 + 1
 
-	// 100 - 10 - 52 - (a millisecond or two) leaves about 37.
+	// 100 - 10 - 52 - 0 (no time passes on the stopped clock) leaves 38.
 	status, _, body := post("a", metrics)
 	require.Equal(t, http.StatusOK, status, body)
-	// 10 more on arrival leaves about 27 < 52: refused before it runs.
+	// 10 more on arrival leaves 28 < 52: refused before it runs.
 	status, hdr, body := post("a", metrics)
 	secs := tooMany(status, hdr, body, "this operation costs 52 and your budget is spent")
-	require.GreaterOrEqual(t, secs, 24, "52 - (100 - 10 - 52 - 10)")
-	require.LessOrEqual(t, secs, 30, "and the milliseconds the first request took")
+	require.Equal(t, 24, secs, "52 - (100 - 10 - 52 - 10) points at 1 a second")
 	require.EqualValues(t, 1, r.metrics.calls.Load(), "the refused operation did not run")
-	// A cheap operation still fits; then the arrival charge itself is
-	// refused, before the document is even parsed (this one is invalid).
+	// A cheap operation (estimated cost 1) still fits (17 left); an
+	// invalid document is charged its arrival (7 left) and refused as
+	// invalid; then the arrival charge itself is refused, before the
+	// document is parsed.
 	status, _, body = post("a", `{ __typename }`)
 	require.Equal(t, http.StatusOK, status, body)
-	for range 2 {
-		status, hdr, body = post("a", `{ __typename`)
-		if status == http.StatusBadRequest { // still room for the arrival charge
-			continue
-		}
-		tooMany(status, hdr, body, "rate limit: too many requests")
-	}
-	require.Equal(t, http.StatusTooManyRequests, status)
+	status, _, body = post("a", `{ __typename`)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	status, hdr, body = post("a", `{ __typename`)
+	require.Equal(t, 3, tooMany(status, hdr, body, "rate limit: too many requests"), "10 - 7 points at 1 a second")
 	// Another client has its own budget.
 	status, _, body = post("b", metrics)
 	require.Equal(t, http.StatusOK, status, body)

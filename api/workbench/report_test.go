@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/projections/serving"
 )
 
@@ -38,7 +39,7 @@ func reportJob() serving.Analysis {
 		return serving.ClaimSource{URL: url, Domain: domain, Tier: tier, Rule: domain, Origin: "search", Entail: e, Contradict: c, Neutral: n}
 	}
 	return serving.Analysis{
-		ID: "3f7e1c2a-9b4d-5e6f-8a1b-2c3d4e5f6a7b", Status: serving.AnalysisComplete,
+		ID: "3f7e1c2a-9b4d-5e6f-8a1b-2c3d4e5f6a7b", Status: events.StatusComplete,
 		Input: serving.AnalysisInput{Kind: "URL", URL: str("https://news.example/tower?a=1&b=<2>"),
 			Title: str(`Tower "facts" <script>alert(1)</script>`), TextLength: 812},
 		Versions: serving.AnalysisVersions{
@@ -89,7 +90,7 @@ func TestReportGolden(t *testing.T) {
 // A pending job has its own report: no verdict yet, no claims.
 func TestReportPending(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, RenderReport(&b, Report{Analysis: serving.Analysis{ID: "x", Status: serving.AnalysisPending,
+	require.NoError(t, RenderReport(&b, Report{Analysis: serving.Analysis{ID: "x", Status: events.StatusPending,
 		Input: serving.AnalysisInput{Kind: "TEXT", TextLength: 12}}, Permalink: "http://127.0.0.1/app/analyses/x"}))
 	out := b.String()
 	require.Contains(t, out, "No verdict yet: the analysis is PENDING.")
@@ -98,7 +99,7 @@ func TestReportPending(t *testing.T) {
 	require.Contains(t, out, "<h1>Submitted text</h1>")
 
 	b.Reset()
-	require.NoError(t, RenderReport(&b, Report{Analysis: serving.Analysis{ID: "x", Status: serving.AnalysisFailed,
+	require.NoError(t, RenderReport(&b, Report{Analysis: serving.Analysis{ID: "x", Status: events.StatusFailed,
 		Failure: str("the provider refused <the key>"), Input: serving.AnalysisInput{Kind: "TEXT"}}}))
 	require.Contains(t, b.String(), "The analysis failed: the provider refused &lt;the key&gt;")
 }

@@ -14,20 +14,19 @@ import (
 	"github.com/errata-dev/errata/consumers/verdict"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
-// The analyst's run state is migrated by `errata migrate` too (OpenState
-// also migrates it when the stage starts).
-func init() {
-	migrators[analyst.ProjectorName] = func(ctx context.Context, e *env) error {
-		pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, analyst.ProjectorName)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		return pgproj.Migrate(ctx, pool, analyst.ProjectorName, analyst.Migrations(), e.log)
+// migrateAnalyst migrates the analyst's run state (OpenState also
+// migrates it when the stage starts).
+func migrateAnalyst(ctx context.Context, e *env) error {
+	pool, err := postgres.Connect(ctx, e.cfg.DatabaseURL, analyst.ProjectorName)
+	if err != nil {
+		return err
 	}
+	defer pool.Close()
+	return pgproj.Migrate(ctx, pool, analyst.ProjectorName, analyst.Migrations(), e.log)
 }
 
 // newAnalyst wires the verdict analysis stage: its run state (a fold of the

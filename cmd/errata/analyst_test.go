@@ -60,6 +60,7 @@ func analysisTrail(t *testing.T, ctx context.Context, brokers []string, topic, i
 // attempt as lost once the lease lapses and completes the analysis in a
 // second attempt, once; a duplicate request changes nothing.
 func TestAnalystStageKill9(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	fake := fakeopenai.NewForTest(t)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/apikeys"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -61,7 +62,7 @@ func openKeyTools(ctx context.Context, withKafka bool) (*keyTools, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, apikeyOpTimeout)
 	defer cancel()
-	pool, err := pgproj.Connect(ctx, cfg.DatabaseURL, cfg.ServingSchema)
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, cfg.ServingSchema)
 	if err != nil {
 		return nil, err
 	}

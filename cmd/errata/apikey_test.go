@@ -76,6 +76,7 @@ var generatedKey = regexp.MustCompile(`^erk_[A-Za-z0-9_-]{43}\n$`)
 // Kafka and Postgres with `errata worker` and `errata serve` running as
 // separate processes, and checks every change through the API.
 func TestAPIKeyCommands(t *testing.T) {
+	t.Parallel()
 	brokers, topics := testenv.Kafka(t, 3)
 	dbURL := testenv.Postgres(t)
 	httpAddr := freeAddr(t)

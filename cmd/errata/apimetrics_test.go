@@ -19,6 +19,7 @@ import (
 // /metrics is an unknown route like any other; with the setting off
 // (the default) nothing serves it.
 func TestServeMetricsOnlyOnTheOperatorAddress(t *testing.T) {
+	t.Parallel()
 	if !testenv.Integration() {
 		t.Skip("ERRATA_INTEGRATION=1 runs errata serve against the local services")
 	}

@@ -4,35 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/pgproj"
-	"github.com/errata-dev/errata/projections/replay"
-	"github.com/errata-dev/errata/projections/targets"
 )
 
-// The audit trail: `errata audit`, the audit projector and its migration.
-func init() {
-	projectorFactories[audit.ProjectorName] = newAuditRunner
-	migrators[audit.ProjectorName] = func(ctx context.Context, e *env) error {
-		pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, audit.Schema)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		return pgproj.Migrate(ctx, pool, audit.Schema, audit.Migrations(), e.log)
+// migrateAudit migrates the audit projection's first generation.
+func migrateAudit(ctx context.Context, e *env) error {
+	store := e.auditStore()
+	pool, err := store.Connect(ctx, 1)
+	if err != nil {
+		return err
 	}
-	rebuildables[audit.ProjectorName] = auditRebuild{}
+	defer pool.Close()
+	return store.Migrate(ctx, pool, 1)
 }
-
-// auditSchema is the Postgres schema of the audit projection's generation gen.
-func auditSchema(gen int64) string { return targets.Name(audit.Schema, gen) }
 
 // auditCmd prints the trail of one investigation.
 func auditCmd() *cobra.Command {
@@ -148,84 +136,4 @@ func (e *env) auditReader(ctx context.Context) (*audit.Reader, func(), error) {
 		return nil, nil, err
 	}
 	return audit.NewReader(pool, e.registry), pool.Close, nil
-}
-
-// newAuditRunner wires the audit projector (investigations, posts and
-// analyses topics) to a consumer-group runner whose positions are its checkpoints.
-func newAuditRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error) {
-	schema := auditSchema(generationOf(ctx))
-	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, schema)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := pgproj.Migrate(ctx, pool, schema, audit.Migrations(), e.log); err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	producer, err := e.producer(ctx)
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	group := e.cfg.TopicPrefix + "projector." + audit.ProjectorName
-	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
-	proj := pgproj.NewProjector(audit.ProjectorName, pool, e.registry, audit.NewApplier(e.registry), dl, e.log)
-	r, err := kafka.NewRunner(kafka.RunnerConfig{
-		Brokers:        e.cfg.KafkaBrokers,
-		Group:          group,
-		Topics:         auditTopics(e),
-		Positions:      proj,
-		Observer:       e.batchObserver(),
-		InstanceID:     e.cfg.KafkaInstanceID,
-		SessionTimeout: e.cfg.KafkaSessionTimeout,
-	}, proj, e.log)
-	if err != nil {
-		producer.Close()
-		pool.Close()
-		return nil, nil, err
-	}
-	return r, func() { producer.Close(); pool.Close() }, nil
-}
-
-// auditTopics are the topics the audit projection reads.
-func auditTopics(e *env) []string {
-	return []string{e.topics.Name(events.TopicInvestigations), e.topics.Name(events.TopicPosts), e.topics.Name(events.TopicAnalyses)}
-}
-
-// auditRebuild rebuilds the audit projection: generation N lives in schema
-// targets.Name("audit", N).
-type auditRebuild struct{}
-
-func (auditRebuild) topics(e *env) []string { return auditTopics(e) }
-
-func (auditRebuild) open(ctx context.Context, e *env, gen int64) (kafka.Handler, kafka.PositionStore, func(), error) {
-	schema := auditSchema(gen)
-	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, schema)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := pgproj.Migrate(ctx, pool, schema, audit.Migrations(), e.log); err != nil {
-		pool.Close()
-		return nil, nil, nil, err
-	}
-	proj := pgproj.NewProjector(audit.ProjectorName, pool, e.registry, audit.NewApplier(e.registry), noDeadLetters{e.log}, e.log)
-	return proj, proj, pool.Close, nil
-}
-
-func (auditRebuild) generations(ctx context.Context, e *env) ([]int64, error) {
-	return schemaGenerations(ctx, e, audit.Schema)
-}
-
-func (auditRebuild) activate(context.Context, *env, int64) error { return nil }
-
-func (auditRebuild) drop(ctx context.Context, e *env, gen int64) error {
-	return dropSchema(ctx, e, auditSchema(gen))
-}
-
-func (auditRebuild) positions(ctx context.Context, e *env, gen int64) (replay.Offsets, error) {
-	return postgresPositions(ctx, e, auditSchema(gen), audit.ProjectorName)
-}
-
-func (auditRebuild) checksum(ctx context.Context, e *env, gen int64, w io.Writer) ([]tableSum, replay.Offsets, error) {
-	return dumpPostgresSchema(ctx, e, auditSchema(gen), audit.ProjectorName, w)
 }

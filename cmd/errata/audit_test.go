@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/internal/testkit/analysistest"
-	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/internal/testkit/audittest"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/projections/audit"
 )
 
 // TestAuditCommand appends a complete and a pending investigation to real
@@ -22,6 +22,7 @@ import (
 // every step; with --from-projection, fed by `errata worker --projectors
 // audit`, the JSON is byte for byte the log's.
 func TestAuditCommand(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rig := newWorkerRig(t, ctx, 10)
@@ -52,7 +53,7 @@ func TestAuditCommand(t *testing.T) {
 	require.NoError(t, err, stderr)
 	var trail audit.Trail
 	require.NoError(t, json.Unmarshal([]byte(logJSON), &trail))
-	require.Equal(t, audit.StatusComplete, trail.Status)
+	require.Equal(t, events.StatusComplete, trail.Status)
 	require.Equal(t, len(done.Investigation), trail.Steps)
 	require.Len(t, trail.Attempts, 2)
 	ex := trail.Attempts[1].Exchanges[0]
@@ -109,6 +110,7 @@ func (r *workerRig) topicPrefix() string {
 // shows every step, the JSON the exact exchange bodies; with
 // --from-projection the JSON is byte for byte the log's.
 func TestAuditAnalysisCommand(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rig := newWorkerRig(t, ctx, 10)

@@ -10,10 +10,6 @@ import (
 	"github.com/errata-dev/errata/projections/serving"
 )
 
-func init() {
-	apiExtensions["backlog"] = newAPIBacklog
-}
-
 // newAPIBacklog runs the registration backlog beside the API, so a view of
 // a version the serving projection has not applied yet (a worker outage, a
 // read-your-writes wait that timed out) is still counted.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -49,8 +48,8 @@ func benchCmd() *cobra.Command {
 			opt.Progress, opt.Log = cmd.ErrOrStderr(), log.With("component", "bench")
 			extensions = slices.DeleteFunc(extensions, func(s string) bool { return s == "" })
 			for _, name := range extensions {
-				if _, ok := apiExtensions[name]; !ok {
-					return fmt.Errorf("unknown API extension %q (registered: %s)", name, strings.Join(slices.Sorted(maps.Keys(apiExtensions)), ", "))
+				if !slices.Contains(apiSurfaceNames(), name) {
+					return fmt.Errorf("unknown API extension %q (known: %s)", name, strings.Join(apiSurfaceNames(), ", "))
 				}
 			}
 			opt.APIOptions = func(ctx context.Context, topics events.Topics, databaseURL string, pool *pgxpool.Pool) ([]api.Option, func(), error) {
@@ -58,8 +57,7 @@ func benchCmd() *cobra.Command {
 				// `errata serve` would see the configured ones.
 				benchCfg := cfg
 				benchCfg.DatabaseURL, benchCfg.ServingSchema, benchCfg.TopicPrefix = databaseURL, "serving", topics.Prefix
-				e := &env{cfg: benchCfg, log: opt.Log, registry: events.NewCatalogRegistry(), topics: topics}
-				return benchAPIOptions(ctx, e, pool, extensions)
+				return buildAPISurfaces(ctx, newEnv(benchCfg, opt.Log), pool, extensions)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "bench: API extensions mounted as by errata serve: %s\n", strings.Join(extensions, ", "))
 			res, err := bench.Run(cmd.Context(), opt)
@@ -93,28 +91,7 @@ func benchCmd() *cobra.Command {
 	f.IntVar(&opt.ProjectionPosts, "posts", 200, "posts of the serving projection workload")
 	f.IntVar(&opt.ViewsPerPost, "views-per-post", 49, "views per post of that workload")
 	f.Int32Var(&opt.Partitions, "partitions", 3, "partitions of the bench's topics")
-	f.StringSliceVar(&extensions, "api-extensions", slices.Sorted(maps.Keys(apiExtensions)), "API extensions to mount, as errata serve does (empty: none)")
+	f.StringSliceVar(&extensions, "api-extensions", apiSurfaceNames(), "API extensions to mount, as errata serve does (empty: none)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON instead of a Markdown table")
 	return c
-}
-
-// benchAPIOptions builds the named API extensions in name order, as serve
-// does; the returned release undoes them all.
-func benchAPIOptions(ctx context.Context, e *env, pool *pgxpool.Pool, names []string) ([]api.Option, func(), error) {
-	var opts []api.Option
-	var releases []func()
-	release := func() {
-		for i := len(releases) - 1; i >= 0; i-- {
-			releases[i]()
-		}
-	}
-	for _, name := range slices.Sorted(slices.Values(names)) {
-		opt, closeFn, err := apiExtensions[name](ctx, e, pool)
-		if err != nil {
-			release()
-			return nil, nil, fmt.Errorf("api %s: %w", name, err)
-		}
-		opts, releases = append(opts, opt), append(releases, closeFn)
-	}
-	return opts, release, nil
 }

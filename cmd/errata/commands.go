@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/errata-dev/errata/api"
+	"github.com/errata-dev/errata/consumers/analyst"
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/events/content"
@@ -24,14 +24,63 @@ import (
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/producers/ingest/canonical"
 	"github.com/errata-dev/errata/producers/investigations"
+	"github.com/errata-dev/errata/projections/analytics"
+	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/search"
 	"github.com/errata-dev/errata/projections/serving"
 )
 
-// apiExtensions add surfaces to `errata serve` (public GraphQL, metrics),
-// each registered from its own file in init and applied in name order. They
-// get the serving pool and return an api.Option plus a release function.
-var apiExtensions = map[string]func(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, func(), error){}
+// apiSurface is a surface `errata serve` adds to the extension's API. It
+// gets the serving pool and returns an api.Option plus a release function.
+type apiSurface struct {
+	name  string
+	build func(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, func(), error)
+}
+
+// apiSurfaces are the surfaces of `errata serve` (which `errata bench` can
+// mount too), in the order their middleware and routes mount, before the
+// API's own: observability first, so that its request metrics and request
+// log see every route mounted after it.
+func apiSurfaces() []apiSurface {
+	return []apiSurface{
+		{name: "observability", build: newAPIObservability}, // /livez, /readyz, request metrics and log
+		{name: "backlog", build: newAPIBacklog},             // views of versions the projection lacks
+		{name: "graphql", build: newGraphQL},                // /graphql, /graphiql
+	}
+}
+
+// buildAPISurfaces builds the named surfaces in mount order; release
+// undoes those built, last first.
+func buildAPISurfaces(ctx context.Context, e *env, pool *pgxpool.Pool, names []string) (opts []api.Option, release func(), err error) {
+	var releases []func()
+	release = func() {
+		for i := len(releases) - 1; i >= 0; i-- {
+			releases[i]()
+		}
+	}
+	for _, s := range apiSurfaces() {
+		if !slices.Contains(names, s.name) {
+			continue
+		}
+		opt, closeFn, err := s.build(ctx, e, pool)
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("api %s: %w", s.name, err)
+		}
+		opts, releases = append(opts, opt), append(releases, closeFn)
+	}
+	return opts, release, nil
+}
+
+// apiSurfaceNames are the surfaces' names, in mount order.
+func apiSurfaceNames() []string {
+	var out []string
+	for _, s := range apiSurfaces() {
+		out = append(out, s.name)
+	}
+	return out
+}
 
 func serveCmd() *cobra.Command {
 	return &cobra.Command{
@@ -86,14 +135,13 @@ func serveCmd() *cobra.Command {
 			}
 			defer closeWorkbench()
 			opts = append(opts, workbench)
-			for _, name := range slices.Sorted(maps.Keys(apiExtensions)) {
-				opt, closeFn, err := apiExtensions[name](ctx, e, pool)
-				if err != nil {
-					return fmt.Errorf("api %s: %w", name, err)
-				}
-				defer closeFn()
-				opts = append(opts, opt)
+			// Observability, backlog, GraphQL: in their middleware order.
+			surfaces, closeSurfaces, err := buildAPISurfaces(ctx, e, pool, apiSurfaceNames())
+			if err != nil {
+				return err
 			}
+			defer closeSurfaces()
+			opts = append(opts, surfaces...)
 			procedureLimit, err := tRPCRateLimit(e.cfg)
 			if err != nil {
 				return err
@@ -116,12 +164,6 @@ func serveCmd() *cobra.Command {
 	}
 }
 
-// migrators prepare the stores of read models outside the serving schema
-// (search index, metrics tables, their state schemas). Each registers itself
-// from its own file in init; `errata migrate` runs them in name order. They
-// must be idempotent.
-var migrators = map[string]func(ctx context.Context, e *env) error{}
-
 func migrateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
@@ -137,7 +179,7 @@ func migrateCmd() *cobra.Command {
 				return err
 			}
 			defer pool.Close()
-			if err := pgproj.Migrate(ctx, pool, e.cfg.ServingSchema, serving.Migrations(), e.log); err != nil {
+			if err := e.servingStore().Migrate(ctx, pool, 1); err != nil {
 				return err
 			}
 			for _, schema := range []string{investigator.ProjectorName, investigator.ValidatorProjectorName} {
@@ -148,9 +190,20 @@ func migrateCmd() *cobra.Command {
 			if err := keystore.Migrate(ctx, pool, e.log); err != nil {
 				return err
 			}
-			for _, name := range slices.Sorted(maps.Keys(migrators)) {
-				if err := migrators[name](ctx, e); err != nil {
-					return fmt.Errorf("migrate %s: %w", name, err)
+			// The stores of the other read models and stages, each
+			// idempotent.
+			for _, m := range []struct {
+				name    string
+				migrate func(context.Context, *env) error
+			}{
+				{analyst.ProjectorName, migrateAnalyst},
+				{audit.ProjectorName, migrateAudit},
+				{analytics.ProjectorName, migrateMetrics},
+				{search.ProjectorName, migrateSearch},
+				{"targets", migrateTargets},
+			} {
+				if err := m.migrate(ctx, e); err != nil {
+					return fmt.Errorf("migrate %s: %w", m.name, err)
 				}
 			}
 			e.log.Info("migrations up to date", "schema", e.cfg.ServingSchema)
@@ -174,7 +227,7 @@ func topicsCmd() *cobra.Command {
 				return err
 			}
 			defer cl.Close()
-			specs, err := kafka.Replicated(kafka.TopicSpecs(e.topics.Names(e.registry), int32(e.cfg.TopicPartitions)),
+			specs, err := kafka.Replicated(kafka.TopicSpecs(e.topics.Names(e.registry), e.cfg.TopicPartitions),
 				e.cfg.KafkaReplicationFactor, e.cfg.KafkaMinInsyncReplicas)
 			if err != nil {
 				return err
@@ -226,13 +279,13 @@ func contentCmd() *cobra.Command {
 			}
 			var text string
 			if textFile != "" {
-				raw, err := os.ReadFile(textFile)
+				raw, err := os.ReadFile(textFile) //nolint:gosec // G304: the operator names the file (--text-file)
 				if err != nil {
 					return err
 				}
 				text = content.Normalize(string(raw))
 			} else {
-				raw, err := os.ReadFile(htmlFile)
+				raw, err := os.ReadFile(htmlFile) //nolint:gosec // G304: the operator names the file (--html-file)
 				if err != nil {
 					return err
 				}

@@ -15,6 +15,7 @@ import (
 // TestContentNormalizeMatchesGolden runs `errata content normalize` as a user
 // would, on every golden fixture, and compares its JSON with the reference.
 func TestContentNormalizeMatchesGolden(t *testing.T) {
+	t.Parallel()
 	dir := fixtures.Dir(t)
 	raw, err := os.ReadFile(filepath.Join(dir, "golden.json"))
 	require.NoError(t, err)
@@ -63,6 +64,7 @@ func TestContentNormalizeMatchesGolden(t *testing.T) {
 }
 
 func TestContentNormalizeRejectsBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"content", "normalize", "--platform", "X"},
 		{"content", "normalize", "--platform", "MYSPACE", "--html-file", "/dev/null"},

@@ -17,9 +17,10 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
-	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 // binary is the errata binary built once for the tests that run it as a
@@ -82,11 +83,12 @@ func (p *process) stop(t *testing.T) {
 // projection against an independent model of the events: exactly the
 // expected rows and counts, nothing lost, nothing doubled.
 func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
 	const ipCap = 3
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 20261122, Posts: 400, ViewsPerPost: 49, Viewers: 40, IPRanges: 6, Days: 3,
 		IPRangeDailyCap: ipCap, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})
@@ -126,7 +128,7 @@ func TestWorkerKill9LosesAndDuplicatesNothing(t *testing.T) {
 		logs, _ := os.ReadFile(logPath)
 		t.Fatalf("applied %d of %d events; worker log:\n%s", applied(), total, logs)
 	}
-	require.NoError(t, testenv.VerifyServing(ctx, rig.pool, w.Expect))
+	require.NoError(t, workload.Verify(ctx, rig.pool, w.Expect))
 }
 
 // workerRig is what the process-level projector tests share: private
@@ -167,7 +169,7 @@ func newWorkerRig(t *testing.T, ctx context.Context, ipCap int, extraEnv ...stri
 	producer, err := kafka.NewClient(brokers, kafka.ProducerOpts()...)
 	require.NoError(t, err)
 	t.Cleanup(producer.Close)
-	pool, err := pgproj.Connect(ctx, dbURL, "serving")
+	pool, err := postgres.Connect(ctx, dbURL, "serving")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return &workerRig{env: env, appender: producers.NewAppender(producer, events.NewCatalogRegistry(), topics, nil), pool: pool}

@@ -17,6 +17,7 @@ import (
 // that can move the cursor, clear the screen, reorder text or hide
 // characters reaches the terminal.
 func TestCleanEscapesHostileText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"plain text, ünïcödé, 日本語", "plain text, ünïcödé, 日本語"},
 		{"a\x00b", `a\u0000b`},
@@ -43,6 +44,7 @@ func TestCleanEscapesHostileText(t *testing.T) {
 }
 
 func TestParseSourcePosition(t *testing.T) {
+	t.Parallel()
 	topic, p, o, err := parseSourcePosition("errata.posts/2/41")
 	require.NoError(t, err)
 	require.Equal(t, "errata.posts", topic)
@@ -55,6 +57,7 @@ func TestParseSourcePosition(t *testing.T) {
 }
 
 func TestWriteParkedRecord(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	p := kafka.ParkedRecord{
 		DeadLetterKey: kafka.DeadLetterKey{Group: "errata.projector.serving", Topic: "errata.posts", Partition: 2, Offset: 41},

@@ -150,7 +150,7 @@ claim) is printed with the table and kept in the JSON.`,
 	f.IntVar(&limit, "limit", 0, "evaluate the first N claims only (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of the table")
 	f.StringVar(&out, "out", "", "also write the JSON object to this file (to compare runs across prompt and policy versions)")
-	f.StringVar(&policyName, "policy", "", "evidence policy by name (default: "+evidence.DefaultPolicy().Name+")")
+	f.StringVar(&policyName, "policy", "", "evidence policy by name (default: "+evidence.DefaultPolicy().Name()+")")
 	f.IntVar(&assumeTier, "assume-tier", eval.DefaultAssumedTier, "Factcheck-Bench: the tier of every passage's source (the passages have no URL)")
 	f.StringVar(&model, "model", "", "provider lane: the stance model (default ERRATA_STANCE_MODEL, else ERRATA_VALIDATOR_MODEL); "+
 		"fcb-checkworthiness: the extraction model (default ERRATA_ANALYST_MODEL, else ERRATA_INVESTIGATOR_MODEL)")
@@ -209,7 +209,7 @@ func writeEvalReport(w io.Writer, rep interface{ WriteText(io.Writer) error }, a
 	}
 	b = append(b, '\n')
 	if out != "" {
-		if err := os.WriteFile(out, b, 0o644); err != nil {
+		if err := os.WriteFile(out, b, 0o644); err != nil { //nolint:gosec // G306: a report the operator asked for (--out), to be read by others; nothing secret
 			return err
 		}
 	}

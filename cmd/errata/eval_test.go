@@ -39,6 +39,7 @@ func runEval(t *testing.T, env []string, args ...string) (string, string, int) {
 // baseline (saying so), the provider lane the extraction prompt through the
 // scripted fake.
 func TestEvalCheckworthiness(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runEval(t, nil, "--dataset", "fcb-checkworthiness", "--lane", "gold",
 		"--file", evalTestdata+"fcb-checkworthiness-sentences.hand.jsonl")
 	require.Zero(t, code, stderr)
@@ -99,6 +100,7 @@ func TestEvalCheckworthiness(t *testing.T) {
 }
 
 func TestEvalUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -128,6 +130,7 @@ func TestEvalUsageErrors(t *testing.T) {
 // The gold lane prints the table, or one JSON object; --out writes the
 // same object.
 func TestEvalGoldLane(t *testing.T) {
+	t.Parallel()
 	file := evalTestdata + "climate-fever.hand.jsonl"
 	stdout, stderr, code := runEval(t, nil, "--dataset", "climate-fever", "--lane", "gold", "--file", file)
 	require.Zero(t, code, stderr)
@@ -169,6 +172,7 @@ func TestEvalGoldLane(t *testing.T) {
 // stance from the provider, tokens from its usage, priced by the flags,
 // progress on stderr.
 func TestEvalProviderLane(t *testing.T) {
+	t.Parallel()
 	sc, err := fakeopenai.LoadScript(evalTestdata + "stance-script.json")
 	require.NoError(t, err)
 	fake := fakeopenai.NewForTest(t)

@@ -18,6 +18,7 @@ import (
 // actually listens on first (launchers read it) and accepts the script's key
 // only; a broken script stops it before it listens.
 func TestFakeOpenAIScriptPrintsItsURL(t *testing.T) {
+	t.Parallel()
 	script := filepath.Join("..", "..", "extension", "test", "e2e", "fixtures", "fake-script.json")
 	logPath := filepath.Join(t.TempDir(), "fake.jsonl")
 	cmd := exec.Command(binary, "fake-openai", "--addr", "127.0.0.1:0", "--script", script, "--script-log", logPath)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 // TestBrokerRestartLosesAndDuplicatesNothing restarts the local Kafka broker
@@ -26,7 +27,7 @@ func TestBrokerRestartLosesAndDuplicatesNothing(t *testing.T) {
 	defer cancel()
 
 	const ipCap = 3
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 99, Posts: 200, ViewsPerPost: 49, Viewers: 40, IPRanges: 6, Days: 3,
 		IPRangeDailyCap: ipCap, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})
@@ -65,5 +66,5 @@ func TestBrokerRestartLosesAndDuplicatesNothing(t *testing.T) {
 		logs, _ := os.ReadFile(logPath)
 		t.Fatalf("applied %d of %d events; worker log:\n%s", got, total, logs)
 	}
-	require.NoError(t, testenv.VerifyServing(ctx, rig.pool, w.Expect))
+	require.NoError(t, workload.Verify(ctx, rig.pool, w.Expect))
 }

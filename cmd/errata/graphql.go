@@ -12,13 +12,11 @@ import (
 	"github.com/errata-dev/errata/projections/serving"
 )
 
-// The public GraphQL API (POST and GET /graphql, the explorer at
-// /graphiql), mounted by `errata serve`.
-func init() { apiExtensions["graphql"] = newGraphQL }
-
-// newGraphQL wires the resolvers to the read models: the serving
-// projection (the pool follows replays), the search alias, the metrics
-// database and the audit projection (both follow replays too).
+// newGraphQL mounts the public GraphQL API (POST and GET /graphql, the
+// explorer at /graphiql) on `errata serve`, its resolvers wired to the
+// read models: the serving projection (the pool follows replays), the
+// search alias, the metrics database and the audit projection (both follow
+// replays too).
 func newGraphQL(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, func(), error) {
 	searcher, err := e.searcher(ctx)
 	if err != nil {

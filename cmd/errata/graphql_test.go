@@ -77,6 +77,7 @@ func expectedIncidence(evs []events.Event, authorID string, from, to time.Time) 
 // spec's queries, the researcher's search with paging, the analyst's
 // metrics against counts computed from the events, the audit trail.
 func TestGraphQLOverTheRealStack(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	s := newStack(t, ctx, "OPENAI_API_KEY="+"sk-instance-test-0123456789")

@@ -209,7 +209,7 @@ func newAssessor(e *env, parts *investigatorParts) (*investigator.Assessor, erro
 		model = e.cfg.ValidatorModel
 	}
 	judge := stance.New(e.provider(), stance.Config{Model: model, ReasoningEffort: e.cfg.ReasoningEffort})
-	e.log.Info("evidence engine", "policy", policy.Version(), "publish_mode", policy.Publish.Mode,
+	e.log.Info("evidence engine", "policy", policy.Version(), "publish_mode", policy.PublishMode(),
 		"registry", registry.Version(), "stance_model", model, "search", parts.search != nil)
 	return investigator.NewAssessor(investigator.AssessorConfig{}, registry, policy, judge, parts.search, time.Now), nil
 }

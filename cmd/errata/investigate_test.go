@@ -310,6 +310,7 @@ func dumpDatabase(t *testing.T, dbURL string) string {
 // OpenAI key: one investigation, one run, the claim published; the key's
 // bytes appear nowhere in the log, the database or the processes' logs.
 func TestInvestigateNowConcurrentWithUserKey(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s := newStack(t, ctx)
@@ -382,6 +383,7 @@ func TestInvestigateNowConcurrentWithUserKey(t *testing.T) {
 // restart the abandoned attempt is recorded and a new one completes the
 // investigation; nothing is published twice.
 func TestWorkerKill9MidInvestigation(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s := newStack(t, ctx, "OPENAI_API_KEY="+"sk-instance-test-0123456789")
@@ -431,6 +433,7 @@ func addInstanceKey(t *testing.T, env []string) string {
 // A search server configured at an IP address or localhost gets its own
 // client that reaches exactly it; a named host shares the SSRF-safe client.
 func TestSearchHTTPClient(t *testing.T) {
+	t.Parallel()
 	shared, err := httpsafe.New()
 	require.NoError(t, err)
 	for _, tc := range []struct {

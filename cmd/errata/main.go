@@ -20,8 +20,8 @@ import (
 	"github.com/errata-dev/errata/internal/config"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
-	"github.com/errata-dev/errata/projections/pgproj"
 )
 
 func main() {
@@ -64,12 +64,19 @@ func run() error {
 }
 
 // env is what every long-running subcommand starts from: validated
-// configuration, a logger, and the event registry.
+// configuration, a logger, the event registry, and the process's metrics.
 type env struct {
 	cfg      config.Config
 	log      *slog.Logger
 	registry *events.Registry
 	topics   events.Topics
+	metrics  *processMetrics
+}
+
+// newEnv builds the env of one process from its configuration.
+func newEnv(cfg config.Config, log *slog.Logger) *env {
+	return &env{cfg: cfg, log: log, registry: events.NewCatalogRegistry(), topics: events.Topics{Prefix: cfg.TopicPrefix},
+		metrics: newProcessMetrics(cfg, log)}
 }
 
 // loadConfig reads the settings from the environment and checks the
@@ -99,7 +106,7 @@ func loadEnv(component string) (*env, error) {
 	if cfg.HashSecret == config.DefaultHashSecret {
 		log.Warn("ERRATA_HASH_SECRET is the development default; set a long random value in production")
 	}
-	return &env{cfg: cfg, log: log, registry: events.NewCatalogRegistry(), topics: events.Topics{Prefix: cfg.TopicPrefix}}, nil
+	return newEnv(cfg, log), nil
 }
 
 func configCmd() *cobra.Command {
@@ -122,7 +129,7 @@ func configCmd() *cobra.Command {
 
 // servingPool opens a pool on the serving schema; the caller closes it.
 func (e *env) servingPool(ctx context.Context) (*pgxpool.Pool, error) {
-	return pgproj.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	return postgres.Connect(ctx, e.cfg.DatabaseURL, e.cfg.ServingSchema)
 }
 
 // producer opens an idempotent, acks=all producing client and checks that a
@@ -161,7 +168,7 @@ func fakeOpenAICmd() *cobra.Command {
 				if sc == nil {
 					return errors.New("--script-log needs --script")
 				}
-				f, err := os.OpenFile(scriptLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				f, err := os.OpenFile(scriptLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) //nolint:gosec // G302, G304: the operator names the log (--script-log); it holds the test script's requests, nothing secret
 				if err != nil {
 					return err
 				}

@@ -17,16 +17,17 @@ import (
 // database and its schema (twice is fine), the reader answers from it, and
 // the worker's factory builds a runner on it.
 func TestMetricsWiring(t *testing.T) {
+	t.Parallel()
 	cfg := testenv.Config(t)
 	cfg.ClickHouseDatabase = testenv.ClickHouseDatabaseName(t)
 	brokers, topics := testenv.Kafka(t, 1)
-	cfg.KafkaBrokers = brokers
-	e := &env{cfg: cfg, log: logging.Discard(), registry: events.NewCatalogRegistry(), topics: topics}
+	cfg.KafkaBrokers, cfg.TopicPrefix = brokers, topics.Prefix
+	e := newEnv(cfg, logging.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	require.NoError(t, migrators[analytics.ProjectorName](ctx, e))
-	require.NoError(t, migrators[analytics.ProjectorName](ctx, e))
+	require.NoError(t, migrateMetrics(ctx, e))
+	require.NoError(t, migrateMetrics(ctx, e))
 	reader, closeFn, err := e.metricsReader(ctx)
 	require.NoError(t, err)
 	defer closeFn()
@@ -36,8 +37,8 @@ func TestMetricsWiring(t *testing.T) {
 	_, err = reader.Incidence(ctx, analytics.Filter{Platform: "x"})
 	require.ErrorIs(t, err, analytics.ErrInvalidFilter)
 
-	require.Equal(t, cfg.ClickHouseDatabase+"_g2", e.metricsDatabase(withGeneration(ctx, 2)))
-	r, release, err := projectorFactories[analytics.ProjectorName](ctx, e)
+	require.Equal(t, cfg.ClickHouseDatabase+"_g2", e.analyticsStore().Database(2))
+	r, release, err := analyticsProjection(e).start(ctx, 1)
 	require.NoError(t, err)
 	stopped, stop := context.WithCancel(ctx)
 	stop()
@@ -49,10 +50,11 @@ func TestMetricsWiring(t *testing.T) {
 // `errata serve` starts while ClickHouse is down; its queries fail until
 // ClickHouse answers (and /readyz says so meanwhile).
 func TestMetricsReaderStartsWithoutClickHouse(t *testing.T) {
+	t.Parallel()
 	cfg := testenv.Config(t)
 	cfg.DatabaseURL = testenv.Postgres(t)
 	cfg.ClickHouseURL = "http://" + freeAddr(t) // nothing listens there
-	e := &env{cfg: cfg, log: logging.Discard(), registry: events.NewCatalogRegistry()}
+	e := newEnv(cfg, logging.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	reader, closeFn, err := e.metricsReader(ctx)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,22 +18,15 @@ import (
 	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/config"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/metrics"
 	"github.com/errata-dev/errata/internal/ops"
-	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/internal/postgres"
+	"github.com/errata-dev/errata/projections/analytics"
+	"github.com/errata-dev/errata/projections/search"
 	"github.com/errata-dev/errata/projections/serving"
 )
-
-// observabilityExtension is the operations surface of `errata serve`. Its
-// name sorts before every other extension's, because extensions mount in
-// name order and the request middleware must come before any route to
-// measure and log it.
-const observabilityExtension = "0-observability"
-
-func init() {
-	apiExtensions[observabilityExtension] = newAPIObservability
-}
 
 // readinessTimeout bounds each dependency check of /readyz.
 const readinessTimeout = 2 * time.Second
@@ -48,29 +40,20 @@ type processMetrics struct {
 	llm      *metrics.LLM
 }
 
-var (
-	processMetricsOnce sync.Once
-	processMetricsSet  *processMetrics
-)
-
-// metrics returns the process's metrics, built on first use (one process,
-// one configuration).
-func (e *env) metrics() *processMetrics {
-	processMetricsOnce.Do(func() {
-		reg := metrics.NewRegistry()
-		processMetricsSet = &processMetrics{reg: reg, http: metrics.NewHTTP(reg), consumer: metrics.NewConsumer(reg),
-			llm: metrics.NewLLM(reg, e.cfg.LLMPrices, e.log)}
-	})
-	return processMetricsSet
+// newProcessMetrics builds the metrics of a process on a registry of its own.
+func newProcessMetrics(cfg config.Config, log *slog.Logger) *processMetrics {
+	reg := metrics.NewRegistry()
+	return &processMetrics{reg: reg, http: metrics.NewHTTP(reg), consumer: metrics.NewConsumer(reg),
+		llm: metrics.NewLLM(reg, cfg.LLMPrices, log)}
 }
 
 // batchObserver counts what runners make durable (RunnerConfig.Observer).
-func (e *env) batchObserver() kafka.BatchObserver { return e.metrics().consumer }
+func (e *env) batchObserver() kafka.BatchObserver { return e.metrics.consumer }
 
 // exchangeObserver counts the tokens and cost of every exchange the
 // investigation stages record.
 func (e *env) exchangeObserver() investigator.ExchangeObserver {
-	m := e.metrics().llm
+	m := e.metrics.llm
 	return func(ex *events.InvestigationExchangeRecordedV1) {
 		m.Record(ex.Provider, ex.Model, ex.Stage, metrics.Usage{Input: ex.Usage.InputTokens,
 			Cached: ex.Usage.CachedInputTokens, Output: ex.Usage.OutputTokens, Reasoning: ex.Usage.ReasoningTokens})
@@ -82,7 +65,7 @@ func (e *env) exchangeObserver() investigator.ExchangeObserver {
 func consumerGroups(e *env, projectors, stages []string) []string {
 	var out []string
 	for _, p := range projectors {
-		out = append(out, e.cfg.TopicPrefix+"projector."+p)
+		out = append(out, projectorGroup(e, p))
 	}
 	for _, s := range stages {
 		out = append(out, e.cfg.TopicPrefix+s)
@@ -114,23 +97,26 @@ func newAdminClient(e *env) (*kgo.Client, error) {
 // (never on the public listener). Its /metrics adds the lag of every
 // Errata consumer group and investigations by state.
 func newAPIObservability(_ context.Context, e *env, pool *pgxpool.Pool) (api.Option, func(), error) {
-	m := e.metrics()
+	m := e.metrics
+	projectors, err := projectorGroups(e)
+	if err != nil {
+		return nil, nil, err
+	}
 	cl, err := newAdminClient(e)
 	if err != nil {
 		return nil, nil, err
 	}
-	groups := consumerGroups(e, projectorNames(), stageNames)
+	groups := consumerGroups(e, projectorNames(), stageNames())
 	// A stopped or lagging projector degrades the API (it serves stale
 	// reads) without making it unready.
-	projections := ops.NewProjections(kadm.NewClient(cl), projectorGroups(e), int64(e.cfg.ProjectionLagDegraded))
+	projections := ops.NewProjections(kadm.NewClient(cl), projectors, int64(e.cfg.ProjectionLagDegraded))
 	m.reg.MustRegister(
 		metrics.NewLagCollector(kadm.NewClient(cl), func() []string { return groups }, metrics.LagOptions{}, e.log),
 		metrics.NewInvestigationsCollector(serving.NewReader(pool).InvestigationsByStatus, metrics.LagOptions{}, e.log),
 		projections.Collector(),
 	)
 	// The public GraphQL surface reads the search index and the metrics store.
-	_, graphql := apiExtensions["graphql"]
-	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool), projections.Check()}, storeChecks(e, graphql, graphql)...)
+	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool), projections.Check()}, storeChecks(e, true, true)...)
 	ready := ops.NewReadiness(checks, readinessTimeout, e.log)
 	stopMetrics, err := serveAPIMetrics(e, m.reg)
 	if err != nil {
@@ -147,7 +133,7 @@ func newAPIObservability(_ context.Context, e *env, pool *pgxpool.Pool) (api.Opt
 // stage: see workerHealth) and /metrics (throughput, lag of its own
 // groups, model tokens and cost).
 func serveWorkerHealth(ctx context.Context, e *env, projectors, stages []string, health *workerHealth) error {
-	m := e.metrics()
+	m := e.metrics
 	cl, err := newAdminClient(e)
 	if err != nil {
 		return err
@@ -155,7 +141,7 @@ func serveWorkerHealth(ctx context.Context, e *env, projectors, stages []string,
 	defer cl.Close()
 	// A lazy pool: Postgres being down at start-up fails the readiness
 	// check, not the worker.
-	pcfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, e.cfg.ServingSchema)
+	pcfg, err := postgres.PoolConfig(e.cfg.DatabaseURL, e.cfg.ServingSchema)
 	if err != nil {
 		return err
 	}
@@ -167,7 +153,7 @@ func serveWorkerHealth(ctx context.Context, e *env, projectors, stages []string,
 	groups := consumerGroups(e, projectors, stages)
 	m.reg.MustRegister(metrics.NewLagCollector(kadm.NewClient(cl), func() []string { return groups }, metrics.LagOptions{}, e.log))
 	checks := append([]ops.Check{ops.KafkaCheck(cl), ops.PostgresCheck(pool)},
-		storeChecks(e, slices.Contains(projectors, "search"), slices.Contains(projectors, "metrics"))...)
+		storeChecks(e, slices.Contains(projectors, search.ProjectorName), slices.Contains(projectors, analytics.ProjectorName))...)
 	// Each projector and stage: unready while stopped, or retrying a
 	// failure for longer than stuckAfter.
 	checks = append(checks, health.checks()...)

@@ -14,10 +14,11 @@ import (
 // The readiness checks of the stores pass against the real local
 // Elasticsearch and ClickHouse (their health endpoints answer 2xx).
 func TestStoreChecksPassOnTheLocalServices(t *testing.T) {
+	t.Parallel()
 	if !testenv.Integration() {
 		t.Skip("ERRATA_INTEGRATION=1 runs this against the local services")
 	}
-	e := &env{cfg: testenv.Config(t), log: logging.Discard()}
+	e := newEnv(testenv.Config(t), logging.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	checks := storeChecks(e, true, true)

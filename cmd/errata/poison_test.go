@@ -25,12 +25,13 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/analytics"
 	"github.com/errata-dev/errata/projections/audit"
-	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/search"
 	"github.com/errata-dev/errata/projections/serving"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 // poison is one record appended straight to a topic, bypassing the API,
@@ -54,6 +55,7 @@ type poison struct {
 // deadletters` lists; and `errata replay --projection all` followed by
 // `errata verify --projection all` comes out identical.
 func TestPoisonNeverStopsTheWorker(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	s := newStack(t, ctx)
@@ -63,7 +65,7 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 	require.NoError(t, err)
 	defer producer.Close()
 
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 13, Posts: 30, ViewsPerPost: 6, Viewers: 8, IPRanges: 3, Days: 2,
 		IPRangeDailyCap: 10, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})
@@ -362,10 +364,10 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 	alive()
 
 	// Every projector applied every good event.
-	require.NoError(t, testenv.VerifyServing(ctx, s.rig.pool, w.Expect))
+	require.NoError(t, workload.Verify(ctx, s.rig.pool, w.Expect))
 	byStatus, err := serving.NewReader(s.rig.pool).InvestigationsByStatus(ctx)
 	require.NoError(t, err)
-	require.Equal(t, map[string]int64{serving.InvestigationComplete: int64(investigated)}, byStatus)
+	require.Equal(t, map[string]int64{events.StatusComplete: int64(investigated)}, byStatus)
 
 	decodableRegs := 6 // the NUL, long-handle and caption registrations
 	count := func(pool *pgxpool.Pool, q string) int {
@@ -373,7 +375,7 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 		require.NoError(t, pool.QueryRow(ctx, q).Scan(&n), q)
 		return n
 	}
-	auditPool, err := pgproj.Connect(ctx, s.dbURL, audit.Schema)
+	auditPool, err := postgres.Connect(ctx, s.dbURL, audit.Schema)
 	require.NoError(t, err)
 	defer auditPool.Close()
 	const assessments = 3 // every poison assessment is in the audit's envelopes
@@ -381,7 +383,7 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 	require.Equal(t, 2, count(s.rig.pool, "SELECT count(*) FROM claim_assessments"), "serving applies all but the NUL rule")
 	require.Equal(t, 10_000, count(s.rig.pool, "SELECT max(length(rule)) FROM assessment_sources"))
 	require.Equal(t, w.Expect.Versions+decodableRegs, count(auditPool, "SELECT count(*) FROM audit_post_versions"))
-	searchPool, err := pgproj.Connect(ctx, s.dbURL, search.StateSchema)
+	searchPool, err := postgres.Connect(ctx, s.dbURL, search.StateSchema)
 	require.NoError(t, err)
 	defer searchPool.Close()
 	require.Equal(t, w.Expect.Versions+decodableRegs-1, count(searchPool, "SELECT count(*) FROM versions"))
@@ -440,13 +442,13 @@ func TestPoisonNeverStopsTheWorker(t *testing.T) {
 	// dead-letter again.
 	out, stderr, err = runErrata(t, s.env, "replay", "--projection", "all")
 	require.NoError(t, err, "replay:\n%s\n%s", out, stderr)
-	for _, name := range rebuildableNames() {
+	for _, name := range projectorNames() {
 		require.Contains(t, out, name+": switched to generation 2")
 	}
 	s.waitIdle(t, ctx, 2*time.Minute)
 	out, stderr, err = runErrata(t, s.env, "verify", "--projection", "all")
 	require.NoError(t, err, "verify:\n%s\n%s", out, stderr)
-	for _, name := range rebuildableNames() {
+	for _, name := range projectorNames() {
 		require.Contains(t, out, name+": identical", out)
 	}
 	t.Log(out)

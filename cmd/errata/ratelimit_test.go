@@ -54,6 +54,7 @@ func gqlBody(t *testing.T, query string) string {
 // with Retry-After (GraphQL errors body on /graphql, the tRPC envelope on
 // /trpc), others are served; ERRATA_RATE_LIMIT=off lifts every limit.
 func TestServeRateLimits(t *testing.T) {
+	t.Parallel()
 	brokers, topics := testenv.Kafka(t, 1)
 	dbURL := testenv.Postgres(t)
 	env := []string{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/errata-dev/errata/internal/ops"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 // readyzReport is the API's /readyz answer.
@@ -65,9 +66,10 @@ func (r readyzReport) projections() (ok bool, detail []ops.ProjectorState, found
 // lagging by the whole log. With a worker caught up it is clean; after the
 // worker stops, the projectors are reported stopped with no lag.
 func TestAPIReadyzReportsStoppedProjectors(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 13, Posts: 20, ViewsPerPost: 4, Viewers: 5, IPRanges: 2, Days: 1,
 		IPRangeDailyCap: 10, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})

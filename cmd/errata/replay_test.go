@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -14,13 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/internal/testkit/analysistest"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/replay"
 	"github.com/errata-dev/errata/projections/serving"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 func TestFormatProgress(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		p    replay.Progress
 		want string
@@ -36,8 +39,73 @@ func TestFormatProgress(t *testing.T) {
 	}
 }
 
+// What `errata replay` prints for each way a replay ends.
+func TestPrintReplay(t *testing.T) {
+	t.Parallel()
+	plan := replay.Plan{Projection: "audit", Live: 1, Generation: 2}
+	boom := errors.New("boom")
+	tests := []struct {
+		name string
+		res  replay.ReplayResult
+		opt  replay.ReplayOptions
+		err  error
+		want string
+	}{
+		{"switched, old kept", replay.ReplayResult{Plan: plan, Events: 42, Switched: true}, replay.ReplayOptions{}, nil,
+			"audit: switched to generation 2 (42 events); readers and projectors follow within 2s\n" +
+				"audit: generation 1 kept; drop it with: errata projections drop --projection audit --generation 1\n"},
+		{"switched, old dropped", replay.ReplayResult{Plan: plan, Events: 42, Switched: true, Dropped: true}, replay.ReplayOptions{DropOld: true}, nil,
+			"audit: switched to generation 2 (42 events); readers and projectors follow within 2s\n" +
+				"audit: dropped generation 1\n"},
+		{"switched, the drop failed", replay.ReplayResult{Plan: plan, Events: 42, Switched: true}, replay.ReplayOptions{DropOld: true}, boom,
+			"audit: switched to generation 2 (42 events); readers and projectors follow within 2s\n"},
+		{"built, not switched", replay.ReplayResult{Plan: plan, Events: 42}, replay.ReplayOptions{NoSwitch: true, DropOld: true}, nil,
+			"audit: generation 2 built from 42 events; not switched (--no-switch)\n"},
+		{"the build failed", replay.ReplayResult{Plan: plan, Events: 7}, replay.ReplayOptions{NoSwitch: true}, boom, ""},
+		{"the switch failed", replay.ReplayResult{Plan: plan, Events: 42}, replay.ReplayOptions{}, boom, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			printReplay(&out, tc.res, tc.opt, tc.err)
+			require.Equal(t, tc.want, out.String())
+		})
+	}
+}
+
+// What `errata verify` prints for a rebuild that differs from the live
+// copy: every live table with the rebuild's verdict, then the first
+// differing rows.
+func TestPrintVerify(t *testing.T) {
+	t.Parallel()
+	sum := func(c byte) string { return strings.Repeat(string(c), 64) }
+	res := replay.VerifyResult{Projection: "serving", Live: 2, Generation: 3, Events: 1234,
+		Tables: []replay.TableCheck{
+			{TableSum: replay.TableSum{Table: "posts", Rows: 3, SHA256: sum('a')}, Rebuilt: &replay.TableSum{Table: "posts", Rows: 3, SHA256: sum('a')}},
+			{TableSum: replay.TableSum{Table: "views", Rows: 10, SHA256: sum('b')}, Rebuilt: &replay.TableSum{Table: "views", Rows: 9, SHA256: sum('c')}},
+			{TableSum: replay.TableSum{Table: "extra", Rows: 1, SHA256: sum('d')}},
+		},
+		Diffs: []replay.DiffLine{{Live: true, Line: "views: (1,x)"}, {Live: false, Line: "views: (1,y)"}}}
+	var out strings.Builder
+	printVerify(&out, res)
+	require.Equal(t, "serving: live generation 2 vs rebuild from offset 0 (1234 events)\n"+
+		"  posts                                     3 rows  aaaaaaaaaaaaaaaa  identical\n"+
+		"  views                                    10 rows  bbbbbbbbbbbbbbbb  DIFFERS (rebuild: 9 rows, cccccccccccccccc)\n"+
+		"  extra                                     1 rows  dddddddddddddddd  missing in rebuild\n"+
+		"serving: DIFFERENT; first differing rows (- live, + rebuild):\n"+
+		"  - views: (1,x)\n"+
+		"  + views: (1,y)\n", out.String())
+
+	res.Tables, res.Identical, res.Diffs = res.Tables[:1], true, nil
+	out.Reset()
+	printVerify(&out, res)
+	require.Equal(t, "serving: live generation 2 vs rebuild from offset 0 (1234 events)\n"+
+		"  posts                                     3 rows  aaaaaaaaaaaaaaaa  identical\n"+
+		"serving: identical\n", out.String())
+}
+
 // mixedWorkload is a log with registrations, re-registrations and views
-// (testenv.PostWorkload) plus investigations in every end state written
+// (workload.Generate) plus investigations in every end state written
 // directly: requested only, completed with claims, completed clean, failed,
 // and failed then completed in a second series. The claims of completions
 // come with the evidence engine's assessments (published ones, and one
@@ -45,7 +113,7 @@ func TestFormatProgress(t *testing.T) {
 // claims in its first series).
 func mixedWorkload(t *testing.T) []events.Event {
 	t.Helper()
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 7, Posts: 40, ViewsPerPost: 12, Viewers: 15, IPRanges: 4, Days: 2,
 		IPRangeDailyCap: 10, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})
@@ -141,6 +209,7 @@ func workloadAssessment(ref events.AttemptRef, seq int, published bool) *events.
 // (new events reach generation 2, the API answers from it after generation 1
 // is dropped), and it still verifies.
 func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	s := newStack(t, ctx, "OPENAI_API_KEY="+"sk-instance-test-0123456789")
@@ -203,20 +272,20 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 	require.Positive(t, before["publicMetrics"].(map[string]any)["totalInvestigatedPosts"].(float64))
 
 	out := verify()
-	for _, name := range rebuildableNames() {
+	for _, name := range projectorNames() {
 		require.Contains(t, out, name+": identical", out)
 	}
 
-	require.Equal(t, []string{"audit", "metrics", "search", "serving"}, rebuildableNames())
+	require.Equal(t, []string{"audit", "metrics", "search", "serving"}, projectorNames())
 	out, stderr, err := runErrata(t, s.env, "replay", "--projection", "all")
 	require.NoError(t, err, "replay:\n%s\n%s", out, stderr)
-	for _, name := range rebuildableNames() {
+	for _, name := range projectorNames() {
 		require.Contains(t, out, name+": switched to generation 2")
 		require.Contains(t, stderr, name+" g2 [####################] 100%")
 	}
 
 	// New events after the switch reach generation 2 through the live worker.
-	more := testenv.PostWorkload(testenv.WorkloadSpec{
+	more := workload.Generate(workload.Spec{
 		Seed: 8, Posts: 5, ViewsPerPost: 3, Viewers: 4, IPRanges: 2, Days: 1,
 		IPRangeDailyCap: 10, Start: time.Date(2026, 11, 5, 0, 0, 0, 0, time.UTC),
 	})
@@ -234,7 +303,7 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 		if err != nil {
 			return false, out + stderr
 		}
-		for _, name := range rebuildableNames() {
+		for _, name := range projectorNames() {
 			if !regexp.MustCompile(`(?m)^` + name + ` .*\(active\)  g2 applied [0-9]+ of [0-9]+ events \(lag 0\)$`).MatchString(out) {
 				return false, out
 			}
@@ -245,13 +314,13 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 	out, stderr, err = runErrata(t, s.env, "projections", "drop", "--projection", "serving", "--generation", "2")
 	require.Error(t, err, "the active generation cannot be dropped")
 	require.Contains(t, stderr+out, "is active")
-	for _, name := range rebuildableNames() {
+	for _, name := range projectorNames() {
 		out, stderr, err = runErrata(t, s.env, "projections", "drop", "--projection", name, "--generation", "1")
 		require.NoError(t, err, "%s\n%s", out, stderr)
 	}
 	out, _, err = runErrata(t, s.env, "projections", "list")
 	require.NoError(t, err)
-	for _, name := range rebuildableNames() {
+	for _, name := range projectorNames() {
 		require.Regexp(t, `(?m)^`+name+` +generations: 2 \(active\)`, out)
 	}
 
@@ -293,7 +362,7 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 		return got.State == "INVESTIGATED" && len(got.Claims) == 1, string(data)
 	})
 	out = verify()
-	for _, name := range rebuildableNames() {
+	for _, name := range projectorNames() {
 		require.Contains(t, out, name+": live generation 2 vs rebuild", out)
 		require.Contains(t, out, name+": identical", out)
 	}
@@ -311,7 +380,7 @@ func (s *stack) waitIdle(t *testing.T, ctx context.Context, timeout time.Duratio
 		if err != nil {
 			return false, err.Error()
 		}
-		open := byStatus[serving.InvestigationPending] + byStatus[serving.InvestigationProcessing]
+		open := byStatus[events.StatusPending] + byStatus[events.StatusProcessing]
 		return open == 0, fmt.Sprintf("investigations by status: %v", byStatus)
 	})
 	testenv.Eventually(t, timeout, func() (bool, string) {
@@ -319,7 +388,7 @@ func (s *stack) waitIdle(t *testing.T, ctx context.Context, timeout time.Duratio
 		if err != nil {
 			return false, out + stderr
 		}
-		for _, name := range rebuildableNames() {
+		for _, name := range projectorNames() {
 			if !regexp.MustCompile(`(?m)^` + name + ` .*\(active\)  g[0-9]+ applied ([0-9]+) of ([0-9]+) events \(lag 0\)$`).MatchString(out) {
 				return false, out
 			}

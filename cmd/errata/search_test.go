@@ -12,6 +12,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -34,7 +35,7 @@ func TestSearchWiring(t *testing.T) {
 	cfg.KafkaBrokers, cfg.TopicPrefix = brokers, topics.Prefix
 	cfg.DatabaseURL = testenv.Postgres(t)
 	cfg.SearchIndexPrefix = "errata-test-" + testenv.Suffix() + "-"
-	e := &env{cfg: cfg, log: logging.Discard(), registry: events.NewCatalogRegistry(), topics: topics}
+	e := newEnv(cfg, logging.Discard())
 	es, err := e.elasticsearch()
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -49,8 +50,8 @@ func TestSearchWiring(t *testing.T) {
 		}
 	})
 
-	require.NoError(t, migrators[search.ProjectorName](ctx, e))
-	require.NoError(t, migrators[search.ProjectorName](ctx, e), "migrate is idempotent")
+	require.NoError(t, migrateSearch(ctx, e))
+	require.NoError(t, migrateSearch(ctx, e), "migrate is idempotent")
 
 	evs := mixedWorkload(t)
 	complete := map[string]bool{}
@@ -65,12 +66,16 @@ func TestSearchWiring(t *testing.T) {
 	positions, err := producers.NewAppender(producer, e.registry, topics, nil).Append(ctx, evs...)
 	require.NoError(t, err)
 
-	runCtx, stop := context.WithCancel(withGeneration(ctx, 1))
-	r, release, err := projectorFactories[search.ProjectorName](runCtx, e)
+	p, err := searchProjection(e)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	r, release, err := p.start(runCtx, 1)
 	require.NoError(t, err)
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(runCtx) }()
-	pool, err := pgproj.Connect(ctx, cfg.DatabaseURL, searchStateSchema(1))
+	rb, err := e.searchStore()
+	require.NoError(t, err)
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, rb.StateSchema(1))
 	require.NoError(t, err)
 	defer pool.Close()
 	wm := pgproj.NewWatermark(pool, search.ProjectorName)
@@ -100,34 +105,33 @@ func TestSearchWiring(t *testing.T) {
 	}
 
 	// The rebuild hooks `errata replay` and `verify` use.
-	rb := searchRebuild{}
 	var live bytes.Buffer
-	liveSums, at, err := rb.checksum(ctx, e, 1, &live)
+	liveSums, at, err := rb.Checksum(ctx, 1, &live)
 	require.NoError(t, err)
 	require.NotEmpty(t, at)
 	require.Equal(t, "elasticsearch investigations", liveSums[len(liveSums)-1].Table)
 	require.Equal(t, int64(len(complete)), liveSums[len(liveSums)-1].Rows)
-	h, pos, closeGen, err := rb.open(ctx, e, 2)
+	proj, closeGen, err := rb.Open(ctx, 2)
 	require.NoError(t, err)
-	_, err = replay.CatchUp(ctx, replay.Config{Brokers: brokers, Until: at, Handler: h, Positions: pos}, logging.Discard())
+	_, err = replay.CatchUp(ctx, replay.Config{Brokers: brokers, Until: at, Handler: proj, Positions: proj}, logging.Discard())
 	require.NoError(t, err)
 	closeGen()
 	var rebuilt bytes.Buffer
-	rebuiltSums, _, err := rb.checksum(ctx, e, 2, &rebuilt)
+	rebuiltSums, _, err := rb.Checksum(ctx, 2, &rebuilt)
 	require.NoError(t, err)
 	require.Equal(t, live.String(), rebuilt.String())
 	require.Equal(t, liveSums, rebuiltSums)
 
-	gens, err := rb.generations(ctx, e)
+	gens, err := rb.Generations(ctx)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []int64{1, 2}, gens)
-	require.Error(t, rb.drop(ctx, e, 1), "the alias still points at generation 1")
-	require.NoError(t, rb.activate(ctx, e, 2))
+	require.Error(t, rb.Drop(ctx, 1), "the alias still points at generation 1")
+	require.NoError(t, rb.Activate(ctx, 2))
 	targets, err := search.AliasTargets(ctx, es, search.AliasName(cfg.SearchIndexPrefix))
 	require.NoError(t, err)
 	require.Equal(t, []string{search.IndexName(cfg.SearchIndexPrefix, 2)}, targets)
-	require.NoError(t, rb.drop(ctx, e, 1))
-	gens, err = rb.generations(ctx, e)
+	require.NoError(t, rb.Drop(ctx, 1))
+	gens, err = rb.Generations(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []int64{2}, gens)
 	res, err = s.Search(ctx, search.Query{Limit: 1})

@@ -15,7 +15,7 @@ import (
 	"github.com/errata-dev/errata/consumers/evidence/sources"
 )
 
-var updateSources = flag.Bool("update-sources", false, "rewrite testdata/sources_list.golden.json")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // runSources runs `errata sources ...` with registry as
 // ERRATA_SOURCE_REGISTRY and returns stdout, stderr and the error.
@@ -104,12 +104,12 @@ func TestSourcesListGolden(t *testing.T) {
 	out, stderr, err := runSources(t, "", "list", "--json")
 	require.NoError(t, err, stderr)
 	golden := filepath.Join("testdata", "sources_list.golden.json")
-	if *updateSources {
+	if *update {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
 	}
 	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run with -update-sources to create %s", golden)
+	require.NoError(t, err, "run with -update to create %s", golden)
 	require.Equal(t, string(want), out)
 
 	var list struct {

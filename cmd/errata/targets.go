@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/internal/postgres"
+	"github.com/errata-dev/errata/internal/retry"
 	"github.com/errata-dev/errata/projections/serving"
 	"github.com/errata-dev/errata/projections/targets"
 )
@@ -19,20 +19,19 @@ import (
 // targetPollInterval is how often readers and projectors look for a switch.
 const targetPollInterval = 2 * time.Second
 
-func init() {
-	migrators["targets"] = func(ctx context.Context, e *env) error {
-		pool, err := e.controlPool(ctx)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		return targets.New(pool).Migrate(ctx)
+// migrateTargets creates the control schema of active generations.
+func migrateTargets(ctx context.Context, e *env) error {
+	pool, err := e.controlPool(ctx)
+	if err != nil {
+		return err
 	}
+	defer pool.Close()
+	return targets.New(pool).Migrate(ctx)
 }
 
 // controlPool opens a small pool for the control schema (names are qualified).
 func (e *env) controlPool(ctx context.Context) (*pgxpool.Pool, error) {
-	cfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, targets.Schema)
+	cfg, err := postgres.PoolConfig(e.cfg.DatabaseURL, targets.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -42,22 +41,6 @@ func (e *env) controlPool(ctx context.Context) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("postgres pool: %w", err)
 	}
 	return pool, nil
-}
-
-// generationKey carries the generation a projector factory must build on.
-type generationKey struct{}
-
-// withGeneration tells a projector factory which generation to open.
-func withGeneration(ctx context.Context, gen int64) context.Context {
-	return context.WithValue(ctx, generationKey{}, gen)
-}
-
-// generationOf is the generation a projector factory was asked for (1 by default).
-func generationOf(ctx context.Context) int64 {
-	if g, ok := ctx.Value(generationKey{}).(int64); ok && g > 0 {
-		return g
-	}
-	return 1
 }
 
 // followingServingPool opens a pool on the active generation of the serving
@@ -73,7 +56,7 @@ func (e *env) followingServingPool(ctx context.Context) (*pgxpool.Pool, error) {
 // resets the pool, so every request after the switch reads the new schema
 // while requests in flight finish on the old.
 func (e *env) followingPool(ctx context.Context, projection, base string) (*pgxpool.Pool, error) {
-	cfg, err := pgproj.PoolConfig(e.cfg.DatabaseURL, base)
+	cfg, err := postgres.PoolConfig(e.cfg.DatabaseURL, base)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +99,7 @@ const (
 // superviseProjector runs the projector name on its active generation and,
 // when a replay switches the projection, stops it and starts it again on
 // the new generation (whose stored positions continue where the replay
-// stopped). The factory reads the generation with generationOf(ctx).
+// stopped).
 //
 // A projector's failure never ends the worker: a runner retries failing
 // batches itself (see kafka.Runner), and when one stops for good (a fatal
@@ -124,7 +107,7 @@ const (
 // supervisor reports it to health (the worker's /readyz then fails, naming
 // it) and starts it again with capped exponential backoff. It returns only
 // when ctx ends (nil) or the control schema cannot even be configured.
-func superviseProjector(ctx context.Context, e *env, name string, factory projectorFactory, health *workerHealth) error {
+func superviseProjector(ctx context.Context, e *env, name string, start projectorFactory, health *workerHealth) error {
 	control, err := e.controlPool(ctx)
 	if err != nil {
 		return err
@@ -137,7 +120,7 @@ func superviseProjector(ctx context.Context, e *env, name string, factory projec
 	fail := func(err error) bool {
 		failures++
 		health.stopped(check, err)
-		delay := kafka.Backoff(restartBackoff, restartMaxBackoff, failures)
+		delay := retry.Exponential{Base: restartBackoff, Max: restartMaxBackoff, Jitter: 0.1}.Delay(failures)
 		e.log.Error("projector down; restarting", "projector", name, "attempt", failures, "delay", delay, "err", err)
 		select {
 		case <-ctx.Done():
@@ -154,8 +137,8 @@ func superviseProjector(ctx context.Context, e *env, name string, factory projec
 			}
 			continue
 		}
-		runCtx, stop := context.WithCancel(withGeneration(ctx, t.Generation))
-		r, closeFn, err := factory(runCtx, e)
+		runCtx, stop := context.WithCancel(ctx)
+		r, closeFn, err := start(runCtx, t.Generation)
 		if err != nil {
 			stop()
 			if !fail(fmt.Errorf("start generation %d: %w", t.Generation, err)) {
@@ -196,7 +179,11 @@ func superviseProjector(ctx context.Context, e *env, name string, factory projec
 		case gen := <-switched:
 			e.log.Info("projection switched: projector moves to the new generation", "projector", name, "from", t.Generation, "to", gen)
 			stop()
-			<-done
+			// A stopped runner returns nil; an error here is a failure that
+			// raced the switch. The new generation starts either way.
+			if err := <-done; err != nil {
+				e.log.Warn("projector failed while switching generations", "projector", name, "generation", t.Generation, "err", err)
+			}
 			closeFn()
 		}
 	}

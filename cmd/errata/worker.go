@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,37 +9,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/errata-dev/errata/consumers/runstate"
-	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/projections/pgproj"
-	"github.com/errata-dev/errata/projections/serving"
-	"github.com/errata-dev/errata/projections/targets"
 )
-
-// projectorFactory builds the consumer-group runner of one projector and a
-// function releasing its resources.
-type projectorFactory func(ctx context.Context, e *env) (*kafka.Runner, func(), error)
-
-// projectorFactories are the projectors `errata worker` can run, by name.
-// Each read model registers itself from its own file (worker_*.go) in init,
-// so adding a projection never touches this file.
-var projectorFactories = map[string]projectorFactory{
-	serving.ProjectorName: newServingRunner,
-}
-
-// projectorNames lists the registered projectors in a stable order.
-func projectorNames() []string {
-	names := make([]string, 0, len(projectorFactories))
-	for n := range projectorFactories {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
 
 // stageNames are the stages `errata worker` can run: the investigation's
 // two and the verdict analysis (analyst).
-var stageNames = []string{"investigator", "validator", "analyst"}
+func stageNames() []string { return []string{"investigator", "validator", "analyst"} }
 
 func workerCmd() *cobra.Command {
 	var projectors, stages []string
@@ -57,12 +30,12 @@ func workerCmd() *cobra.Command {
 			health := newWorkerHealth()
 			projectors = slices.DeleteFunc(projectors, func(s string) bool { return s == "" })
 			for _, name := range projectors {
-				factory, ok := projectorFactories[name]
-				if !ok {
-					return fmt.Errorf("unknown projector %q (known: %s)", name, strings.Join(projectorNames(), ", "))
+				p, err := projectionOf(e, name)
+				if err != nil {
+					return err
 				}
 				health.watch(projectorCheckName(name))
-				g.Go(func() error { return superviseProjector(ctx, e, name, factory, health) })
+				g.Go(func() error { return superviseProjector(ctx, e, name, p.start, health) })
 			}
 			stages = slices.DeleteFunc(stages, func(s string) bool { return s == "" })
 			if len(stages) > 0 {
@@ -85,7 +58,7 @@ func workerCmd() *cobra.Command {
 					case "analyst":
 						g2, ex, err = newAnalyst(ctx, e, parts)
 					default:
-						return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(stageNames, ", "))
+						return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(stageNames(), ", "))
 					}
 					if err != nil {
 						return err
@@ -111,49 +84,6 @@ func workerCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringSliceVar(&projectors, "projectors", projectorNames(), "projectors to run: "+strings.Join(projectorNames(), ", ")+" (empty: none)")
-	c.Flags().StringSliceVar(&stages, "stages", stageNames, "stages to run: "+strings.Join(stageNames, ", ")+" (empty: none)")
+	c.Flags().StringSliceVar(&stages, "stages", stageNames(), "stages to run: "+strings.Join(stageNames(), ", ")+" (empty: none)")
 	return c
-}
-
-// newServingRunner wires the serving projector to a consumer-group runner
-// whose positions come from the projection's own checkpoints, on the
-// generation the supervisor asks for (generationOf(ctx)).
-func newServingRunner(ctx context.Context, e *env) (*kafka.Runner, func(), error) {
-	pool, err := pgproj.Connect(ctx, e.cfg.DatabaseURL, targets.Name(e.cfg.ServingSchema, generationOf(ctx)))
-	if err != nil {
-		return nil, nil, err
-	}
-	producer, err := e.producer(ctx)
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	group := e.cfg.TopicPrefix + "projector." + serving.ProjectorName
-	dl := kafka.NewDeadLetter(producer, e.topics.Name(events.TopicDeadLetter), group, e.log)
-	proj := pgproj.NewProjector(serving.ProjectorName, pool, e.registry,
-		serving.NewApplier(e.cfg.ViewIPRangeDailyCap), dl, e.log)
-	r, err := kafka.NewRunner(kafka.RunnerConfig{
-		Brokers:        e.cfg.KafkaBrokers,
-		Group:          group,
-		Topics:         servingTopics(e),
-		Positions:      proj,
-		InstanceID:     e.cfg.KafkaInstanceID,
-		SessionTimeout: e.cfg.KafkaSessionTimeout,
-		Observer:       e.batchObserver(),
-	}, proj, e.log)
-	if err != nil {
-		producer.Close()
-		pool.Close()
-		return nil, nil, err
-	}
-	return r, func() { producer.Close(); pool.Close() }, nil
-}
-
-// servingTopics are the event topics the serving projection reads.
-func servingTopics(e *env) []string {
-	var out []string
-	for _, tp := range e.registry.Topics() {
-		out = append(out, e.topics.Name(tp))
-	}
-	return out
 }

@@ -3,11 +3,13 @@ package analyst
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/errata-dev/errata/consumers/evidence"
+	"github.com/errata-dev/errata/consumers/evidence/gather"
 	"github.com/errata-dev/errata/consumers/investigator/prompts"
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/verdict"
@@ -143,19 +145,16 @@ func (a *run) run(ctx context.Context) error {
 // extractClaims asks the model for the claims of the text and their triage
 // and appends the exchange, then each claim and its triage decision.
 func (a *run) extractClaims(ctx context.Context) ([]claim, error) {
-	text := clean(a.req.Text)
-	open, closeLine := prompts.Fence(text)
-	instructions, err := a.extract.Render(prompts.StandardVars(open, closeLine, a.now))
+	req, err := verdict.ExtractionRequest(a.w.Prompts, events.Clean(a.req.Text), a.now, nil)
+	if errors.Is(err, verdict.ErrText) {
+		// Only a hand-made request can hold one: producers refuse it.
+		return nil, attemptError{kind: "input", msg: err.Error()}
+	}
 	if err != nil {
 		return nil, attemptError{kind: "prompt", msg: err.Error()}
 	}
-	req := llm.Request{Model: a.w.cfg.Model, Instructions: instructions,
-		Input:           []llm.Message{llm.UserText(prompts.Section(prompts.HeadingText, open, closeLine, text))},
-		ReasoningEffort: a.w.cfg.ReasoningEffort,
-		OutputSchema:    &llm.OutputSchema{Name: verdict.ExtractionSchemaName, Schema: verdict.ExtractionOutputSchema()},
-		Metadata:        a.metadata()}
 	var extracted []verdict.Extracted
-	if err := a.ask(ctx, StepExtract, a.extract, req, func(raw []byte) (err error) {
+	if err := a.ask(ctx, StepExtract, req, func(raw []byte) (err error) {
 		extracted, err = verdict.DecodeExtraction(raw, a.w.cfg.MaxClaims)
 		return err
 	}); err != nil {
@@ -176,7 +175,7 @@ func (a *run) extractClaims(ctx context.Context) ([]claim, error) {
 			// Gate 1 stops it: its verdict (Opinion or Unverifiable) is
 			// known at once, without any search.
 			unresearched = append(unresearched, a.verdict(&c, evidence.Assessment{}, nil, false,
-				"Not researched: "+clean(why)+"."))
+				"Not researched: "+events.Clean(why)+"."))
 		}
 		claims[i] = c
 	}
@@ -213,7 +212,7 @@ func (a *run) conclude(ctx context.Context, claims []claim, researched int) erro
 	post := a.w.Rubric.Post(verdict.PostInput{Claims: results, Triage: triage, Summary: summary,
 		SearchResults: fromSearch, Registry: a.registryLookup})
 	pv := &events.AnalysisPostVerdictV1{AnalysisRef: a.ref, TruthPercent: post.TruthPercent, Confidence: post.Confidence,
-		Caps: caps(post.Caps), Label: post.Label, Band: post.Band, Summary: clip(clean(post.Summary), maxSummaryBytes),
+		Caps: caps(post.Caps), Label: post.Label, Band: post.Band, Summary: events.Clip(events.Clean(post.Summary), maxSummaryBytes),
 		Caveats: cleanList(post.Caveats), Sources: cleanSources(post.Sources), Claims: len(claims)}
 	done := &events.AnalysisCompletedV1{AnalysisRef: a.ref, Claims: len(claims), Researched: researched}
 	if err := a.append(ctx, pv, done); err != nil {
@@ -227,7 +226,6 @@ func (a *run) conclude(ctx context.Context, claims []claim, researched int) erro
 // summarize asks the model for the summary of the claims and their
 // verdicts, with the search results they were judged on.
 func (a *run) summarize(ctx context.Context, claims []claim, fromSearch []evidence.Passage) (verdict.Summary, error) {
-	text := clean(a.req.Text)
 	verdicts, err := json.MarshalIndent(summaryClaims(claims), "", "  ")
 	if err != nil {
 		return verdict.Summary{}, err
@@ -236,20 +234,12 @@ func (a *run) summarize(ctx context.Context, claims []claim, fromSearch []eviden
 	if err != nil {
 		return verdict.Summary{}, err
 	}
-	open, closeLine := prompts.Fence(text, string(verdicts), string(found))
-	instructions, err := a.summary.Render(prompts.StandardVars(open, closeLine, a.now))
+	req, err := verdict.SummaryRequest(a.w.Prompts, events.Clean(a.req.Text), string(verdicts), string(found), a.now, nil)
 	if err != nil {
 		return verdict.Summary{}, attemptError{kind: "prompt", msg: err.Error()}
 	}
-	input := prompts.Section(prompts.HeadingText, open, closeLine, text) + "\n" +
-		prompts.Section(prompts.HeadingClaimVerdicts, open, closeLine, string(verdicts)) + "\n" +
-		prompts.Section(prompts.HeadingSearchResults, open, closeLine, string(found))
-	req := llm.Request{Model: a.w.cfg.Model, Instructions: instructions, Input: []llm.Message{llm.UserText(input)},
-		ReasoningEffort: a.w.cfg.ReasoningEffort,
-		OutputSchema:    &llm.OutputSchema{Name: verdict.SummarySchemaName, Schema: verdict.SummaryOutputSchema()},
-		Metadata:        a.metadata()}
 	var summary verdict.Summary
-	err = a.ask(ctx, StepVerdict, a.summary, req, func(raw []byte) (err error) {
+	err = a.ask(ctx, StepVerdict, req, func(raw []byte) (err error) {
 		summary, err = verdict.DecodeSummary(raw)
 		return err
 	})
@@ -311,7 +301,7 @@ func summaryResults(ps []evidence.Passage) []summaryResult {
 // registryLookup resolves a URL the rubric names (verdict.PostInput).
 func (a *run) registryLookup(raw string) (string, int, bool) {
 	m, err := a.w.Registry.Lookup(raw)
-	if err != nil || !usableMatch(m) {
+	if err != nil || !gather.Usable(m) || len(m.URL) > maxURLBytes {
 		return "", 0, false
 	}
 	return m.Domain, m.Tier, true
@@ -320,16 +310,17 @@ func (a *run) registryLookup(raw string) (string, int, bool) {
 // answerTries bounds the tries of one question whose answers are unusable.
 const answerTries = 3
 
-// ask makes a model call and reads its answer with decode. An unusable
+// ask makes the model call req and reads its answer with decode. An unusable
 // answer (a refusal, an answer breaking the schema or its bounds) is asked
 // again at once, up to answerTries tries in all, every exchange recorded;
 // then the attempt fails for good: the model does not answer the
 // question. A provider failure ends the attempt at once (classify says
 // whether a later attempt follows).
-func (a *run) ask(ctx context.Context, step string, prompt prompts.Prompt, req llm.Request, decode func([]byte) error) error {
+func (a *run) ask(ctx context.Context, step string, req verdict.Request, decode func([]byte) error) error {
 	var last error
+	call := req.LLM(a.w.cfg.Model, a.w.cfg.ReasoningEffort, a.metadata())
 	for range answerTries {
-		res, err := a.call(ctx, step, prompt, req)
+		res, err := a.call(ctx, step, req.Prompt, call)
 		if err != nil {
 			if le, ok := llm.AsError(err); !ok || (le.Kind != llm.KindInvalidOutput && le.Kind != llm.KindRefusal) {
 				return err
@@ -381,7 +372,7 @@ func (a *run) exchange(step string, prompt events.PromptRefV1, res *llm.Response
 			OutputTokens: res.Usage.OutputTokens, ReasoningTokens: res.Usage.ReasoningTokens, TotalTokens: res.Usage.TotalTokens}
 	}
 	if callErr != nil {
-		ex.Error = clip(clean(callErr.Error()), maxReasonBytes)
+		ex.Error = events.Clip(events.Clean(callErr.Error()), maxReasonBytes)
 	}
 	return ex
 }
@@ -409,16 +400,16 @@ func caps(cs []verdict.Cap) []events.CapV1 {
 
 // cleanExtracted makes a model's claim storable and bounded.
 func cleanExtracted(e verdict.Extracted) verdict.Extracted {
-	e.Text = clip(strings.TrimSpace(clean(e.Text)), maxClaimBytes)
-	e.Context = clip(strings.TrimSpace(clean(e.Context)), maxContextBytes)
-	e.Reason = clip(strings.TrimSpace(clean(e.Reason)), maxReasonBytes)
+	e.Text = events.Clip(strings.TrimSpace(events.Clean(e.Text)), maxClaimBytes)
+	e.Context = events.Clip(strings.TrimSpace(events.Clean(e.Context)), maxContextBytes)
+	e.Reason = events.Clip(strings.TrimSpace(events.Clean(e.Reason)), maxReasonBytes)
 	return e
 }
 
 func cleanList(xs []string) []string {
 	out := make([]string, 0, len(xs))
 	for _, x := range xs {
-		if x = clip(strings.TrimSpace(clean(x)), maxCaveatBytes); x != "" && len(out) < maxCaveats {
+		if x = events.Clip(strings.TrimSpace(events.Clean(x)), maxCaveatBytes); x != "" && len(out) < maxCaveats {
 			out = append(out, x)
 		}
 	}
@@ -431,7 +422,7 @@ func cleanSources(ss []events.VerdictSourceV1) []events.VerdictSourceV1 {
 		if len(out) == maxPostSources {
 			break
 		}
-		s.URL, s.Title, s.Domain = clip(clean(s.URL), maxURLBytes), clip(clean(s.Title), maxTitleBytes), clip(clean(s.Domain), maxTitleBytes)
+		s.URL, s.Title, s.Domain = events.Clip(events.Clean(s.URL), maxURLBytes), events.Clip(events.Clean(s.Title), maxTitleBytes), events.Clip(events.Clean(s.Domain), maxTitleBytes)
 		out = append(out, s)
 	}
 	return out
@@ -439,12 +430,12 @@ func cleanSources(ss []events.VerdictSourceV1) []events.VerdictSourceV1 {
 
 // triageReason is Gate 1's reason, then the model's reason for the kind.
 func triageReason(gate, model string) string {
-	gate, model = strings.TrimSpace(clean(gate)), strings.TrimSpace(clean(model))
+	gate, model = strings.TrimSpace(events.Clean(gate)), strings.TrimSpace(events.Clean(model))
 	switch {
 	case gate == "":
-		return clip(nonEmpty(model, "no reason given"), maxReasonBytes)
+		return events.Clip(nonEmpty(model, "no reason given"), maxReasonBytes)
 	case model == "":
-		return clip(gate, maxReasonBytes)
+		return events.Clip(gate, maxReasonBytes)
 	}
-	return clip(gate+" (model: "+model+")", maxReasonBytes)
+	return events.Clip(gate+" (model: "+model+")", maxReasonBytes)
 }

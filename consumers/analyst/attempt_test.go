@@ -153,7 +153,7 @@ func (b *bundle) runAttempt(t testing.TB, text string, n int) []events.Event {
 	t.Helper()
 	req := request(text)
 	before := len(b.log.events())
-	require.NoError(t, b.w.attempt(context.Background(), Run{AnalysisID: req.AnalysisID, Request: req, Status: StatusPending, Attempt: n - 1}))
+	require.NoError(t, b.w.attempt(context.Background(), Run{AnalysisID: req.AnalysisID, Request: req, Status: events.StatusPending, Attempt: n - 1}))
 	return b.log.events()[before:]
 }
 
@@ -503,6 +503,19 @@ func TestNoCredentials(t *testing.T) {
 	require.Empty(t, b.fake.Requests())
 }
 
+// A request whose text is nothing but NUL and white space (producers
+// refuse it; only a hand-made event holds one) fails for good: no model is
+// asked about an empty text.
+func TestNothingToAnalyse(t *testing.T) {
+	b := setup(t)
+	trail := b.runAttempt(t, "\x00 \x00\n", 1)
+	require.Equal(t, []string{"attempt_started", "failed"}, typesOf(trail))
+	f := trail[1].Payload.(*events.AnalysisFailedV1)
+	require.False(t, f.Retryable)
+	require.Equal(t, "input: verdict: the text must have 1 to 32000 characters", f.Reason)
+	require.Empty(t, b.fake.Requests())
+}
+
 // The log going away mid-attempt ends the attempt without a failure event
 // (there is nowhere to write it): the run stays RUNNING in the state, and
 // the next worker records the attempt as lost.
@@ -510,7 +523,7 @@ func TestLogAwayMidAttempt(t *testing.T) {
 	b := setup(t)
 	b.log.failAfter = 3
 	req := request(falsePost)
-	err := b.w.attempt(context.Background(), Run{AnalysisID: req.AnalysisID, Request: req, Status: StatusPending})
+	err := b.w.attempt(context.Background(), Run{AnalysisID: req.AnalysisID, Request: req, Status: events.StatusPending})
 	require.ErrorContains(t, err, "the broker is away")
 	require.Equal(t, []string{"attempt_started", "exchange_recorded", "claim_extracted", "claim_triaged",
 		"claim_extracted", "claim_triaged", "claim_verdict"}, typesOf(b.log.events()), "the first query's append failed")
@@ -535,8 +548,8 @@ func TestFalsePostChatCompletions(t *testing.T) {
 
 func TestBackoff(t *testing.T) {
 	for n, want := range map[int]time.Duration{0: time.Second, 1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second,
-		40: time.Second << 30} {
-		require.Equal(t, want, Backoff(time.Second, n), n)
+		12: 2048 * time.Second, 13: time.Hour, 40: time.Hour, 64: time.Hour} {
+		require.Equal(t, want, backoff(time.Second, n), n)
 	}
 }
 

@@ -54,7 +54,7 @@ func BenchmarkAttempt(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		bn.log.evs = bn.log.evs[:0]
-		if err := bn.w.attempt(context.Background(), Run{AnalysisID: req.AnalysisID, Request: req, Status: StatusPending}); err != nil {
+		if err := bn.w.attempt(context.Background(), Run{AnalysisID: req.AnalysisID, Request: req, Status: events.StatusPending}); err != nil {
 			b.Fatal(err)
 		}
 		if last := bn.log.evs[len(bn.log.evs)-1]; last.Payload.EventType() != events.TypeAnalysisCompletedV1 {

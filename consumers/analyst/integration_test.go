@@ -20,6 +20,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -201,9 +202,9 @@ func TestIntegrationVerdicts(t *testing.T) {
 	// surrogate's replacement in the text: the run state keeps the request,
 	// and the model reads the text without the NUL.
 	hostileID := s.request("Honestly, pineapple belongs on pizza.\x00 Anyone who disagrees has no taste. \uFFFD")
-	s.waitStatus(falseID, StatusComplete)
-	s.waitStatus(opinionID, StatusComplete)
-	r := s.waitStatus(hostileID, StatusComplete)
+	s.waitStatus(falseID, events.StatusComplete)
+	s.waitStatus(opinionID, events.StatusComplete)
+	r := s.waitStatus(hostileID, events.StatusComplete)
 	require.Contains(t, r.Request.Text, "\x00", "the run state keeps the request as appended")
 	require.Equal(t, events.LabelOpinion, payloadsOf[*events.AnalysisPostVerdictV1](s.trail(hostileID))[0].Label)
 
@@ -254,7 +255,7 @@ func (s *stack) requireReplayIdentical() {
 
 func mustPoolConfig(t *testing.T, dbURL, schema string) *pgxpool.Config {
 	t.Helper()
-	c, err := pgproj.PoolConfig(dbURL, schema)
+	c, err := postgres.PoolConfig(dbURL, schema)
 	require.NoError(t, err)
 	return c
 }
@@ -275,13 +276,13 @@ func TestIntegrationConcurrentDuplicates(t *testing.T) {
 	for _, id := range ids {
 		require.Equal(t, ids[0], id)
 	}
-	s.waitStatus(ids[0], StatusComplete)
+	s.waitStatus(ids[0], events.StatusComplete)
 	// A late duplicate after completion starts nothing either.
 	s.request(falsePost)
 	require.NoError(t, s.group.Store.CatchUp(context.Background(), 30*time.Second))
 	r, err := s.store.Analysis(context.Background(), ids[0])
 	require.NoError(t, err)
-	require.Equal(t, []any{StatusComplete, 1}, []any{r.Status, r.Attempt})
+	require.Equal(t, []any{events.StatusComplete, 1}, []any{r.Status, r.Attempt})
 
 	trail := s.trail(ids[0])
 	require.Equal(t, 21, count(trail, events.TypeAnalysisRequestedV1))
@@ -374,7 +375,7 @@ func TestIntegrationKilledBetweenEvents(t *testing.T) {
 	}
 	s.startWorker("survivor", nil, nil, "")
 	for k := 1; k < steps; k++ {
-		s.waitStatus(ids[k], StatusComplete)
+		s.waitStatus(ids[k], events.StatusComplete)
 		trail := s.trail(ids[k])
 		require.Equal(t, 1, count(trail, events.TypeAnalysisCompletedV1), "killed after %d events", k)
 		postVerdictAt := steps - 1 // post_verdict is the attempt's second last event

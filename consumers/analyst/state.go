@@ -29,14 +29,11 @@ func Migrations() fs.FS {
 	return sub
 }
 
-// Run statuses.
-const (
-	StatusPending   = "PENDING"
-	StatusRunning   = "RUNNING"
-	StatusRetryWait = "RETRY_WAIT"
-	StatusComplete  = "COMPLETE"
-	StatusFailed    = "FAILED"
-)
+// StatusRetryWait is the one run status only the worker sees: an attempt
+// failed retryably and the analysis is due again at due_at (the public
+// status is PENDING). A run is otherwise events.StatusPending,
+// StatusRunning, StatusComplete or StatusFailed.
+const StatusRetryWait = "RETRY_WAIT"
 
 // Applier folds the analyses topic into the run state (pgproj.Applier).
 type Applier struct{}
@@ -57,12 +54,7 @@ func (Applier) Handles(t string) bool {
 // worker that lost its lease and kept going) changes nothing: only the
 // current attempt's verdict, completion or failure counts.
 func (Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
-	for _, ev := range evs {
-		if err := apply(ctx, tx, ev); err != nil {
-			return fmt.Errorf("analyst state %s %s: %w", ev.Payload.EventType(), ev.ID, err)
-		}
-	}
-	return nil
+	return runstate.ApplyEach(ctx, tx, evs, "analyst state", apply)
 }
 
 func apply(ctx context.Context, tx pgx.Tx, ev events.Event) error {
@@ -97,7 +89,7 @@ func apply(ctx context.Context, tx pgx.Tx, ev events.Event) error {
 		// A failure may precede its attempt's start (no credentials), so
 		// it also advances the attempt number. A repeated retryable
 		// failure of the attempt already waiting changes nothing.
-		status, due := StatusFailed, t
+		status, due := events.StatusFailed, t
 		if p.Retryable {
 			status = StatusRetryWait
 			if p.RetryAt != "" {
@@ -110,14 +102,14 @@ func apply(ctx context.Context, tx pgx.Tx, ev events.Event) error {
 				post_verdict = false, last_failure = $5, updated_at = $6
 			WHERE analysis_id = $1 AND attempt <= $2 AND status NOT IN ('COMPLETE', 'FAILED')
 				AND NOT (status = 'RETRY_WAIT' AND attempt = $2)`,
-			p.AnalysisID, p.Attempt, status, due, clean(p.Reason), t)
+			p.AnalysisID, p.Attempt, status, due, events.Clean(p.Reason), t)
 	default:
 		return fmt.Errorf("unexpected payload %T", ev.Payload)
 	}
 	return err
 }
 
-// ErrNotFound: no such analysis in the run state.
+// ErrNotFound means the run state has no such analysis.
 var ErrNotFound = errors.New("analyst: analysis not found")
 
 // Run is an analysis's run state.

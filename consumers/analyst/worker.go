@@ -50,6 +50,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/evidence"
 	"github.com/errata-dev/errata/consumers/evidence/checks"
+	"github.com/errata-dev/errata/consumers/evidence/gather"
 	"github.com/errata-dev/errata/consumers/evidence/sources"
 	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/investigator/prompts"
@@ -59,6 +60,7 @@ import (
 	"github.com/errata-dev/errata/consumers/websearch"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // ProjectorName is the analyst group's run-state projector and schema.
@@ -77,7 +79,8 @@ type Config struct {
 	InstanceKey logging.Secret
 	AllowNoKey  bool
 	// MaxAttempts per analysis (default 4); after a transient failure,
-	// attempt n+1 starts RetryBase*2^(n-1) later (default 10s).
+	// attempt n+1 starts RetryBase*2^(n-1) later (default 10s), an hour at
+	// most.
 	MaxAttempts int
 	RetryBase   time.Duration
 	// ExchangeTimeout bounds one model call (default 5m).
@@ -181,6 +184,9 @@ type Deps struct {
 type Worker struct {
 	cfg Config
 	Deps
+	// gather gathers a claim's evidence with Deps' search, registry,
+	// stance and policy.
+	gather gather.Gatherer
 }
 
 // New returns a worker.
@@ -196,7 +202,10 @@ func New(cfg Config, deps Deps) *Worker {
 		deps.Log = logging.Discard()
 	}
 	deps.Log = deps.Log.With("worker", cfg.Worker, "stage", "analyst")
-	return &Worker{cfg: cfg, Deps: deps}
+	return &Worker{cfg: cfg, Deps: deps, gather: gather.Gatherer{Search: deps.Search, Registry: deps.Registry, Stance: deps.Stance,
+		Policy: deps.Policy, Limits: gather.Limits{SearchResults: cfg.SearchResults, SearchTimeout: cfg.SearchTimeout,
+			MaxPassages: cfg.MaxPassages, MaxPassageBytes: cfg.MaxPassageBytes, MaxURLBytes: maxURLBytes,
+			RecencyHalfLife: cfg.RecencyHalfLife}}}
 }
 
 // List lists due analyses (runstate.ListFunc).
@@ -213,12 +222,12 @@ func (w *Worker) Do(ctx context.Context, work runstate.Work) error {
 		return err
 	}
 	switch run.Status {
-	case StatusPending, StatusRetryWait:
+	case events.StatusPending, StatusRetryWait:
 		if run.DueAt.After(w.Now()) {
 			return nil
 		}
 		return w.attempt(ctx, run)
-	case StatusRunning:
+	case events.StatusRunning:
 		if run.PostVerdict {
 			return w.complete(ctx, run)
 		}
@@ -272,12 +281,16 @@ func classify(err error) attemptError {
 	return attemptError{transient: true, kind: "internal", msg: err.Error()}
 }
 
-// Backoff is the delay before attempt n+1 after attempt n failed.
-func Backoff(base time.Duration, n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	return base * time.Duration(1<<min(n-1, 30))
+// maxRetryWait caps the wait between attempts: far above the defaults
+// (10s, 20s, 40s), it only bounds a large configured RetryBase or
+// MaxAttempts.
+const maxRetryWait = time.Hour
+
+// backoff is the delay before attempt n+1 after attempt n failed:
+// base·2^(n-1), at most maxRetryWait. It is exact (no jitter): the worker
+// records it as the failure's RetryAt.
+func backoff(base time.Duration, n int) time.Duration {
+	return retry.Exponential{Base: base, Max: maxRetryWait}.Delay(n)
 }
 
 // fail records that attempt ref failed: retryable, with the time the next
@@ -290,9 +303,9 @@ func (w *Worker) fail(ctx context.Context, ref events.AnalysisRef, ae attemptErr
 	if ae.transient && !retry {
 		reason = fmt.Sprintf("gave up after %d attempts; last failure %s", ref.Attempt, reason)
 	}
-	failed := &events.AnalysisFailedV1{AnalysisRef: ref, Reason: clip(clean(reason), maxReasonBytes), Retryable: retry}
+	failed := &events.AnalysisFailedV1{AnalysisRef: ref, Reason: events.Clip(events.Clean(reason), maxReasonBytes), Retryable: retry}
 	if retry {
-		failed.RetryAt = w.Now().Add(Backoff(w.cfg.RetryBase, ref.Attempt)).UTC().Format(time.RFC3339Nano)
+		failed.RetryAt = w.Now().Add(backoff(w.cfg.RetryBase, ref.Attempt)).UTC().Format(time.RFC3339Nano)
 	}
 	if _, err := w.Appender.AppendEvents(ctx, ref.AnalysisID, failed); err != nil {
 		return err

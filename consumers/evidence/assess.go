@@ -83,6 +83,19 @@ type Assessment struct {
 // probability distribution count as neutral. Assess is a pure function of
 // its arguments.
 func (p *Policy) Assess(approved bool, passages []Passage) Assessment {
+	return p.rules.assess(approved, passages, p.version)
+}
+
+// Score is Tsao's weighted raw score of the features and its 0-100 scale,
+// round(100·σ((raw − Center)/Scale)).
+func (p *Policy) Score(f Features) (raw float64, score int) { return p.rules.score(f) }
+
+// Verdict applies the precedence: Contested, Refuted, Supported, Not
+// enough evidence.
+func (p *Policy) Verdict(f Features) string { return p.rules.verdict(f) }
+
+// assess is Policy.Assess under these rules, recording version.
+func (p *Rules) assess(approved bool, passages []Passage, version string) Assessment {
 	ps := make([]Passage, len(passages))
 	copy(ps, passages)
 	for i := range ps {
@@ -90,10 +103,10 @@ func (p *Policy) Assess(approved bool, passages []Passage) Assessment {
 			ps[i].Stance = NeutralStance
 		}
 	}
-	a := Assessment{PolicyVersion: p.Version()}
+	a := Assessment{PolicyVersion: version}
 	a.Features = p.features(ps)
-	a.Raw, a.Score = p.Score(a.Features)
-	a.Verdict = p.Verdict(a.Features)
+	a.Raw, a.Score = p.score(a.Features)
+	a.Verdict = p.verdict(a.Features)
 	p.sides(ps, &a)
 	a.Gate = p.gate(ps, a.Verdict)
 	a.Decision = p.decide(approved, len(ps) > 0, a)
@@ -126,7 +139,7 @@ func rank(ps []Passage) []Passage {
 	return out
 }
 
-func (p *Policy) features(ps []Passage) Features {
+func (p *Rules) features(ps []Passage) Features {
 	var f Features
 	top := rank(ps)
 	if len(top) > p.TopK {
@@ -162,23 +175,21 @@ func (p *Policy) features(ps []Passage) Features {
 	return f
 }
 
-// Score is Tsao's weighted raw score of the features and its 0-100 scale,
-// round(100·σ((raw − Center)/Scale)).
-func (p *Policy) Score(f Features) (raw float64, score int) {
+// score is Policy.Score under these rules.
+func (p *Rules) score(f Features) (raw float64, score int) {
 	raw = p.raw(f)
 	return raw, int(math.Round(100 / (1 + math.Exp(-(raw-p.Center)/p.Scale))))
 }
 
-func (p *Policy) raw(f Features) float64 {
+func (p *Rules) raw(f Features) float64 {
 	w := p.Weights
 	return w.EMax*f.EMax + w.EMean3*f.EMean3 +
 		w.AgreeDom*math.Min(float64(f.AgreeDom)/float64(p.AgreeDomSaturation), 1) +
 		w.RelAvg*f.RelAvg + w.RecMax*f.RecMax - w.CMax*f.CMax + w.NumOK*float64(f.NumOK)
 }
 
-// Verdict applies the precedence: Contested, Refuted, Supported, Not
-// enough evidence.
-func (p *Policy) Verdict(f Features) string {
+// verdict is Policy.Verdict under these rules.
+func (p *Rules) verdict(f Features) string {
 	switch {
 	case f.EMax >= p.ContestedEMax && f.CMax >= p.ContestedCMax:
 		return VerdictContested
@@ -203,7 +214,7 @@ type domainView struct {
 // order (so sums over them are the same on every run): a domain supports
 // (contradicts) when any of its passages does, and its tier is the best
 // tier among its passages.
-func (p *Policy) domains(ps []Passage) []domainView {
+func (p *Rules) domains(ps []Passage) []domainView {
 	byName := map[string]*domainView{}
 	for _, x := range ps {
 		d := byName[x.Domain]
@@ -223,7 +234,7 @@ func (p *Policy) domains(ps []Passage) []domainView {
 	return out
 }
 
-func (p *Policy) sides(ps []Passage, a *Assessment) {
+func (p *Rules) sides(ps []Passage, a *Assessment) {
 	for _, d := range p.domains(ps) {
 		if d.contradicts {
 			a.Contradicting++
@@ -247,7 +258,7 @@ func (p *Policy) sides(ps []Passage, a *Assessment) {
 
 // gate computes Gate 4 over the independent domains that take a side. A
 // domain on both sides counts once, against agreement.
-func (p *Policy) gate(ps []Passage, verdict string) Gate {
+func (p *Rules) gate(ps []Passage, verdict string) Gate {
 	var g Gate
 	var quality float64
 	var pro, con int
@@ -288,7 +299,7 @@ func (p *Policy) gate(ps []Passage, verdict string) Gate {
 
 // decide applies the publish rule. Every failing rule is listed; the first
 // one is the reason.
-func (p *Policy) decide(approved, anyEvidence bool, a Assessment) Decision {
+func (p *Rules) decide(approved, anyEvidence bool, a Assessment) Decision {
 	var failed []string
 	if !approved {
 		failed = append(failed, ReasonNotApproved)

@@ -206,12 +206,41 @@ func TestValidatorOnlyPolicy(t *testing.T) {
 func TestPolicyVersionCoversEveryNumber(t *testing.T) {
 	base := evidence.DefaultPolicy()
 	require.Equal(t, base.Version(), evidence.DefaultPolicy().Version(), "stable")
-	changed := evidence.DefaultPolicy()
+	require.Equal(t, base.Version(), evidence.NewPolicy(base.Rules()).Version(), "the same rules, the same version")
+	changed := base.Rules()
 	changed.Publish.SupportBlockAt = 0.55
-	require.NotEqual(t, base.Version(), changed.Version())
-	changed = evidence.DefaultPolicy()
+	require.NotEqual(t, base.Version(), evidence.NewPolicy(changed).Version())
+	changed = base.Rules()
 	changed.TierReliability[4] = 0.4
-	require.NotEqual(t, base.Version(), changed.Version())
+	require.NotEqual(t, base.Version(), evidence.NewPolicy(changed).Version())
+	changed = base.Rules()
+	changed.Gate4[0].MinSources = 4
+	require.NotEqual(t, base.Version(), evidence.NewPolicy(changed).Version())
+}
+
+// A policy never changes once made: neither the rules it was made of nor
+// the copies it hands out reach it, so its version (computed once) always
+// names what it judges by.
+func TestPolicyIsImmutable(t *testing.T) {
+	r := evidence.DefaultPolicy().Rules()
+	p := evidence.NewPolicy(r)
+	version := p.Version()
+	ps := []evidence.Passage{src("census.gov", 1, 0.02, 0.95), src("reuters.com", 2, 0, 0.9), src("apnews.com", 2, 0.1, 0.8)}
+	want := p.Assess(true, ps)
+	require.True(t, want.Decision.Publish)
+	require.Equal(t, evidence.GateHigh, want.Gate.Level)
+
+	r.Gate4[0].MinSources = 99
+	r.Publish.Mode, r.Name = evidence.PublishValidatorOnly, "changed"
+	got := p.Rules()
+	got.Gate4[0].MinSources = 99
+	got.TierReliability[1] = 0
+	require.Equal(t, version, p.Version())
+	require.Equal(t, want, p.Assess(true, ps))
+	require.Equal(t, evidence.DefaultPolicy().Rules(), p.Rules())
+	require.Equal(t, "strict-v1", p.Name())
+	require.Equal(t, evidence.PublishStrict, p.PublishMode())
+	require.Equal(t, 0.5, p.UnknownRecency())
 }
 
 // A stance that is not a probability distribution counts as neutral: it

@@ -50,6 +50,7 @@ func (s Stance) Validate() error {
 // claim (checks.Numbers).
 type Num string
 
+// The outcomes of the numeric check.
 const (
 	NumNotApplicable Num = ""         // the claim has no number or date, or the passage none to compare
 	NumMatch         Num = "match"    // the passage's figures agree with the claim's (±2% or ±1 unit)
@@ -83,12 +84,12 @@ type Passage struct {
 
 // supports reports whether p agrees with the claim under Tsao's agreement
 // thresholds (entail ≥ 0.6 and contradict < 0.5 by default).
-func (p Passage) supports(pol *Policy) bool {
+func (p Passage) supports(pol *Rules) bool {
 	return p.Stance.Entail >= pol.AgreeEntail && p.Stance.Contradict < pol.AgreeContradictBelow
 }
 
 // contradicts is the mirror of supports.
-func (p Passage) contradicts(pol *Policy) bool {
+func (p Passage) contradicts(pol *Rules) bool {
 	return p.Stance.Contradict >= pol.AgreeEntail && p.Stance.Entail < pol.AgreeContradictBelow
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -56,9 +57,9 @@ type PublishRule struct {
 	MinGate string `json:"min_gate"`
 }
 
-// Policy is every threshold and weight a judgement depends on. Its Version
-// (name and content hash) is recorded with every assessment.
-type Policy struct {
+// Rules are every threshold and weight a judgement depends on: the
+// content of a Policy, and what its version hashes.
+type Rules struct {
 	Name    string  `json:"name"`
 	Weights Weights `json:"weights"`
 	// score = round(100·σ((raw − Center)/Scale))
@@ -102,11 +103,51 @@ const (
 
 var gateRank = map[string]int{GateInsufficient: 0, GateLow: 1, GateMedium: 2, GateHigh: 3}
 
+// Policy is a named set of Rules and their Version (name and content
+// hash), which every assessment records. A policy never changes once made
+// (NewPolicy): its version is computed once and always names the rules it
+// judges by. The zero Policy has no rules; make one with NewPolicy.
+type Policy struct {
+	rules   Rules
+	version string
+}
+
+// NewPolicy makes a policy of r (a copy: changing r later changes nothing).
+func NewPolicy(r Rules) Policy {
+	r.Gate4 = slices.Clone(r.Gate4)
+	return Policy{rules: r, version: r.version()}
+}
+
+// Rules returns a copy of the policy's rules (to derive another policy).
+func (p Policy) Rules() Rules {
+	r := p.rules
+	r.Gate4 = slices.Clone(r.Gate4)
+	return r
+}
+
+// Name is the policy's name.
+func (p Policy) Name() string { return p.rules.Name }
+
+// PublishMode is the policy's publish mode (PublishStrict or
+// PublishValidatorOnly).
+func (p Policy) PublishMode() string { return p.rules.Publish.Mode }
+
+// UnknownRecency is the recency weight of a passage without a date.
+func (p Policy) UnknownRecency() float64 { return p.rules.UnknownRecency }
+
+// Version names the policy and its content: "<name>@<first 12 hex of the
+// sha256 of its rules' JSON>". Two policies with one name but different
+// numbers never share a version.
+func (p Policy) Version() string { return p.version }
+
+// Validate checks that the policy is usable.
+func (p Policy) Validate() error { return p.rules.Validate() }
+
 // DefaultPolicy is the strict policy: Tsao's weights and thresholds
 // (num_ok a small bonus, as his notes suggest), FactHarbor's Gate 4, and
 // the strict publish rule.
 func DefaultPolicy() Policy {
-	return Policy{
+	return NewPolicy(Rules{
 		Name:    "strict-v1",
 		Weights: Weights{EMax: 0.40, EMean3: 0.20, AgreeDom: 0.15, RelAvg: 0.15, RecMax: 0.10, CMax: 0.25, NumOK: 0.05},
 		Center:  0.5, Scale: 0.15,
@@ -123,16 +164,16 @@ func DefaultPolicy() Policy {
 			{Level: GateLow, MinSources: 2, MinQuality: 0.5, MinAgree: 0.4},
 		},
 		Publish: PublishRule{Mode: PublishStrict, MinIndependentTier2: 2, SupportBlockAt: 0.5, MinGate: GateMedium},
-	}
+	})
 }
 
 // ValidatorOnlyPolicy is DefaultPolicy publishing whatever the validator
 // approves: an operator's explicit choice, recorded like any other.
 func ValidatorOnlyPolicy() Policy {
-	p := DefaultPolicy()
-	p.Name = "validator-only-v1"
-	p.Publish.Mode = PublishValidatorOnly
-	return p
+	r := DefaultPolicy().Rules()
+	r.Name = "validator-only-v1"
+	r.Publish.Mode = PublishValidatorOnly
+	return NewPolicy(r)
 }
 
 // Policies are the named policies an operator can choose
@@ -140,7 +181,7 @@ func ValidatorOnlyPolicy() Policy {
 func Policies() map[string]Policy {
 	out := map[string]Policy{}
 	for _, p := range []Policy{DefaultPolicy(), ValidatorOnlyPolicy()} {
-		out[p.Name] = p
+		out[p.Name()] = p
 	}
 	return out
 }
@@ -159,8 +200,8 @@ func PolicyByName(name string) (Policy, error) {
 	return p, nil
 }
 
-// Validate checks that the policy is usable.
-func (p Policy) Validate() error {
+// Validate checks that the rules are usable.
+func (p Rules) Validate() error {
 	var errs []error
 	if p.Name == "" {
 		errs = append(errs, errors.New("name is empty"))
@@ -189,10 +230,8 @@ func (p Policy) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Version names the policy and its content: "<name>@<first 12 hex of the
-// sha256 of its JSON>". Two policies with one name but different numbers
-// never share a version.
-func (p Policy) Version() string {
+// version is Policy.Version of these rules.
+func (p Rules) version() string {
 	b, err := json.Marshal(p)
 	if err != nil {
 		panic(fmt.Sprintf("evidence: policy does not marshal: %v", err)) // plain data: cannot happen
@@ -203,12 +242,12 @@ func (p Policy) Version() string {
 
 // reliability is the reliability of a tier; an unknown tier counts as the
 // least reliable.
-func (p *Policy) reliability(tier int) float64 {
+func (p *Rules) reliability(tier int) float64 {
 	if tier < 1 || tier > 5 {
 		return p.TierReliability[5]
 	}
 	return p.TierReliability[tier]
 }
 
-// GateAtLeast reports whether level is at least min.
-func GateAtLeast(level, min string) bool { return gateRank[level] >= gateRank[min] }
+// GateAtLeast reports whether level is at least floor.
+func GateAtLeast(level, floor string) bool { return gateRank[level] >= gateRank[floor] }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/errata-dev/errata/consumers/evidence"
-	"github.com/errata-dev/errata/consumers/evidence/checks"
+	"github.com/errata-dev/errata/consumers/evidence/gather"
 	"github.com/errata-dev/errata/consumers/evidence/queries"
 	"github.com/errata-dev/errata/consumers/evidence/sources"
 	"github.com/errata-dev/errata/consumers/evidence/stance"
@@ -106,7 +105,7 @@ type Assessor struct {
 	registry SourceRegistry
 	policy   evidence.Policy
 	stance   StanceJudge
-	search   websearch.Searcher
+	gather   gather.Gatherer
 	now      func() time.Time
 }
 
@@ -118,7 +117,10 @@ func NewAssessor(cfg AssessorConfig, registry SourceRegistry, policy evidence.Po
 	if now == nil {
 		now = time.Now
 	}
-	return &Assessor{cfg: cfg, registry: registry, policy: policy, stance: judge, search: searcher, now: now}
+	return &Assessor{cfg: cfg, registry: registry, policy: policy, stance: judge, now: now,
+		gather: gather.Gatherer{Search: searcher, Registry: registry, Stance: judge, Policy: policy, Limits: gather.Limits{
+			SearchResults: cfg.SearchResults, SearchTimeout: cfg.SearchTimeout, MaxPassages: cfg.MaxPassages,
+			MaxPassageBytes: cfg.MaxPassageBytes, RecencyHalfLife: cfg.RecencyHalfLife}}}
 }
 
 // AssessInput is one approved submission and what the assessor reads
@@ -155,51 +157,36 @@ func (a *Assessor) Assess(ctx context.Context, in AssessInput) (Assessed, error)
 	cands, dropped := a.gatherOwn(in)
 	plan := queriesPlan(in.Claim)
 	queriesRun := []events.EvidenceQueryV1{}
-	if a.search != nil {
-		found, recs, err := a.searchClaim(ctx, plan)
+	if a.gather.Search != nil {
+		err := a.gather.Searched(ctx, plan, func(ans gather.Answer) error {
+			queriesRun = append(queriesRun, events.EvidenceQueryV1{Query: ans.Text, Kind: ans.Query.Kind,
+				Results: len(ans.Results), Error: ans.Error})
+			for _, r := range ans.Results {
+				cands = append(cands, gather.Candidate{URL: r.URL, Title: r.Title, Text: nonEmpty(r.Snippet, r.Title),
+					Origin: evidence.OriginSearch})
+			}
+			return nil
+		})
 		if err != nil {
 			return out, err
 		}
-		cands, queriesRun = append(cands, found...), recs
 	}
-	passages, more := a.resolve(cands)
+	passages, more := a.gather.Resolve(cands)
 	dropped = append(dropped, more...)
 
 	results, err := a.judge(ctx, in, passages, &out)
 	if err != nil {
 		return out, err
 	}
-	now := a.now()
-	ps := make([]evidence.Passage, len(passages))
-	srcs := make([]events.AssessedSourceV1, len(passages))
-	for i, p := range passages {
-		st := results[i].Stance
-		note := results[i].Note
-		if err := st.Validate(); err != nil {
-			st, note = evidence.NeutralStance, nonEmpty(note, clip("unusable stance: "+err.Error(), maxNoteBytes))
-		}
-		p.Stance = st
-		p.Num = checks.Numbers(in.Claim.Text, p.Snippet)
-		p.Recency = a.policy.UnknownRecency
-		if r, ok := checks.Recency(p.PublishedAt, now, a.cfg.RecencyHalfLife); ok && r >= 0 && r <= 1 {
-			p.Recency = r
-		}
-		ps[i] = p
-		srcs[i] = events.AssessedSourceV1{URL: p.URL, Domain: p.Domain, Tier: p.Tier, Rule: p.Rule, Title: p.Title,
-			Snippet: p.Snippet, Origin: p.Origin, Entail: st.Entail, Contradict: st.Contradict, Neutral: st.Neutral,
-			StanceNote: note, Num: string(p.Num), Recency: p.Recency}
-		if !p.PublishedAt.IsZero() {
-			srcs[i].PublishedAt = p.PublishedAt.UTC().Format(time.RFC3339)
-		}
-	}
-	as := a.policy.Assess(true, ps)
+	srcs := a.gather.Finish(in.Claim.Text, passages, results, a.now())
+	as := a.policy.Assess(true, passages)
 	ev := &events.InvestigationClaimAssessedV1{AttemptRef: in.Ref, SubmissionID: in.SubmissionID,
 		Causal: plan.Causal, Queries: queriesRun, Sources: srcs, Dropped: dropped,
 		EMax: as.Features.EMax, EMean3: as.Features.EMean3, CMax: as.Features.CMax, AgreeDom: as.Features.AgreeDom,
 		RelAvg: as.Features.RelAvg, RecMax: as.Features.RecMax, NumOK: as.Features.NumOK,
 		Raw: as.Raw, Score: as.Score, Verdict: as.Verdict,
 		Gate4: as.Gate.Level, Gate4Sources: as.Gate.Sources, Gate4Quality: as.Gate.Quality, Gate4Agreement: as.Gate.Agreement,
-		RegistryVersion: a.registry.Version(), PolicyVersion: as.PolicyVersion, PublishMode: a.policy.Publish.Mode,
+		RegistryVersion: a.registry.Version(), PolicyVersion: as.PolicyVersion, PublishMode: a.policy.PublishMode(),
 		Published: as.Decision.Publish, Reason: as.Decision.Reason, Failed: append([]string{}, as.Decision.Failed...)}
 	if len(passages) > 0 && in.NoStance == "" {
 		prompt := a.stance.PromptRef()
@@ -214,25 +201,13 @@ func (a *Assessor) Assess(ctx context.Context, in AssessInput) (Assessed, error)
 
 // judge asks the stance of every passage, recording each exchange in out.
 func (a *Assessor) judge(ctx context.Context, in AssessInput, passages []evidence.Passage, out *Assessed) ([]evidence.StanceResult, error) {
-	results := make([]evidence.StanceResult, len(passages))
-	if len(passages) == 0 {
-		return results, nil
-	}
 	if in.NoStance != "" {
-		for i := range results {
-			results[i] = evidence.StanceResult{Stance: evidence.NeutralStance, Note: clip(in.NoStance, maxNoteBytes)}
-		}
-		return results, nil
-	}
-	texts := make([]string, len(passages))
-	for i, p := range passages {
-		texts[i] = p.Snippet
+		return gather.Neutral(len(passages), in.NoStance), nil
 	}
 	prompt := a.stance.PromptRef()
-	round, lastFailed := 0, false
+	round := 0
 	observe := func(t stance.Turn) {
 		round++
-		lastFailed = t.Err != nil
 		res := t.Response
 		if res == nil {
 			// No answer arrived (the request was refused before sending):
@@ -241,42 +216,27 @@ func (a *Assessor) judge(ctx context.Context, in AssessInput, passages []evidenc
 		}
 		out.Exchanges = append(out.Exchanges, exchangeEvent(in.Ref, events.StageAssessor, in.SubmissionID, round, prompt, res, t.Err, nil))
 	}
-	got, err := a.stance.Judge(ctx, stance.Call{Claim: in.Claim.Text, Passages: texts, Cred: in.Cred,
-		Metadata: map[string]string{"investigation_id": in.Ref.InvestigationID, "submission_id": in.SubmissionID}}, observe)
+	// A failure outside an exchange is recorded as one all the same, so
+	// that it counts towards the wait and the limit.
+	got, err := a.gather.Stances(ctx, stance.Call{Claim: in.Claim.Text, Cred: in.Cred,
+		Metadata: map[string]string{"investigation_id": in.Ref.InvestigationID, "submission_id": in.SubmissionID}}, passages, observe)
 	if err != nil {
-		if !lastFailed && ctx.Err() == nil {
-			// It failed outside an exchange: recorded as one all the same,
-			// so that the failure counts towards the wait and the limit.
-			observe(stance.Turn{Err: err})
-		}
 		return nil, fmt.Errorf("stance of submission %s: %w", in.SubmissionID, err)
 	}
-	if len(got) != len(passages) {
-		note := fmt.Sprintf("the stance provider judged %d passages of %d", len(got), len(passages))
-		for i := range results {
-			results[i] = evidence.StanceResult{Stance: evidence.NeutralStance, Note: note}
-		}
-		return results, nil
-	}
 	return got, nil
-}
-
-// candidate is a source before the registry resolved it.
-type candidate struct {
-	url, title, text, origin string
 }
 
 // gatherOwn lists the candidates of the submission, the validator and the
 // fetched pages, and drops the fetched pages it cannot use (so these drops
 // come first in the event's list, then those of resolve, in source order).
-func (a *Assessor) gatherOwn(in AssessInput) ([]candidate, []events.DroppedSourceV1) {
-	var out []candidate
+func (a *Assessor) gatherOwn(in AssessInput) ([]gather.Candidate, []events.DroppedSourceV1) {
+	var out []gather.Candidate
 	dropped := []events.DroppedSourceV1{}
 	for _, s := range in.Claim.Sources {
-		out = append(out, candidate{url: s.URL, title: s.Title, text: nonEmpty(s.Snippet, s.Title), origin: evidence.OriginInvestigator})
+		out = append(out, gather.Candidate{URL: s.URL, Title: s.Title, Text: nonEmpty(s.Snippet, s.Title), Origin: evidence.OriginInvestigator})
 	}
 	for _, s := range in.ValidatorCitations {
-		out = append(out, candidate{url: s.URL, title: s.Title, text: nonEmpty(s.Snippet, s.Title), origin: evidence.OriginValidator})
+		out = append(out, gather.Candidate{URL: s.URL, Title: s.Title, Text: nonEmpty(s.Snippet, s.Title), Origin: evidence.OriginValidator})
 	}
 	terms := keyTerms(in.Claim.Text)
 	pages := 0
@@ -290,7 +250,8 @@ func (a *Assessor) gatherOwn(in AssessInput) ([]candidate, []events.DroppedSourc
 			continue // not a fetch of a page (a refused call)
 		}
 		drop := func(reason string) {
-			dropped = append(dropped, events.DroppedSourceV1{URL: clip(clean(u), maxDroppedURLBytes), Origin: evidence.OriginFetch, Reason: reason})
+			dropped = append(dropped, events.DroppedSourceV1{URL: events.Clip(events.Clean(u), gather.MaxDroppedURLBytes),
+				Origin: evidence.OriginFetch, Reason: reason})
 		}
 		if strings.TrimSpace(r.Text) == "" {
 			drop(DropFetchNoText)
@@ -306,7 +267,7 @@ func (a *Assessor) gatherOwn(in AssessInput) ([]candidate, []events.DroppedSourc
 			continue
 		}
 		pages++
-		out = append(out, candidate{url: u, title: r.Title, text: text, origin: evidence.OriginFetch})
+		out = append(out, gather.Candidate{URL: u, Title: r.Title, Text: text, Origin: evidence.OriginFetch})
 	}
 	return out, dropped
 }
@@ -315,92 +276,10 @@ func (a *Assessor) gatherOwn(in AssessInput) ([]candidate, []events.DroppedSourc
 // a causal claim, timeline) queries, pronouns resolved from its context.
 func queriesPlan(c events.CorrectionV1) queries.Plan { return queries.Decompose(c.Text, c.Context) }
 
-// searchClaim runs the plan's queries. A failing query is recorded with
-// its error and never fails the assessment; only ctx's end does.
-func (a *Assessor) searchClaim(ctx context.Context, plan queries.Plan) ([]candidate, []events.EvidenceQueryV1, error) {
-	var out []candidate
-	recs := []events.EvidenceQueryV1{}
-	for _, q := range plan.Queries {
-		qctx, cancel := context.WithTimeout(ctx, a.cfg.SearchTimeout)
-		results, err := a.search.Search(qctx, q.Text, a.cfg.SearchResults)
-		cancel()
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		rec := events.EvidenceQueryV1{Query: clip(clean(q.Text), websearch.MaxQueryRunes*4), Kind: q.Kind, Results: len(results)}
-		if err != nil {
-			rec.Results, rec.Error = 0, clip(clean(err.Error()), maxNoteBytes)
-			results = nil
-		}
-		recs = append(recs, rec)
-		for _, r := range results {
-			out = append(out, candidate{url: r.URL, title: r.Title, text: nonEmpty(r.Snippet, r.Title), origin: evidence.OriginSearch})
-		}
-	}
-	return out, recs, nil
-}
-
-// resolve looks every candidate up in the registry, in order, and keeps
-// the first of each normalized URL, up to MaxPassages; the rest are
-// dropped with the reason.
-func (a *Assessor) resolve(cands []candidate) ([]evidence.Passage, []events.DroppedSourceV1) {
-	var out []evidence.Passage
-	dropped := []events.DroppedSourceV1{}
-	seen := map[string]bool{} // normalized URLs kept
-	for _, c := range cands {
-		drop := func(reason string) {
-			dropped = append(dropped, events.DroppedSourceV1{URL: clip(clean(c.url), maxDroppedURLBytes), Origin: c.origin, Reason: reason})
-		}
-		m, err := a.registry.Lookup(c.url)
-		var ue *sources.URLError
-		switch {
-		case errors.As(err, &ue):
-			drop(string(ue.Reason))
-			continue
-		case err != nil:
-			drop(clip(clean(err.Error()), maxNoteBytes))
-			continue
-		case !usableMatch(m):
-			drop(DropRegistryAnswer)
-			continue
-		case seen[m.URL]:
-			drop(DropDuplicate)
-			continue
-		}
-		text := clip(clean(strings.TrimSpace(c.text)), a.cfg.MaxPassageBytes)
-		if text == "" {
-			drop(DropNoText)
-			continue
-		}
-		if len(out) == a.cfg.MaxPassages {
-			drop(DropPassageLimit)
-			continue
-		}
-		seen[m.URL] = true
-		out = append(out, evidence.Passage{URL: m.URL, Domain: m.Domain, Tier: m.Tier, Rule: m.Rule,
-			Title: clip(clean(strings.TrimSpace(c.title)), maxTitleBytes), Snippet: text, Origin: c.origin})
-	}
-	return out, dropped
-}
-
-// usableMatch reports whether a registry answer can be recorded: an
-// absolute http(s) URL, a domain, a rule and a tier of 1-5.
-func usableMatch(m sources.Match) bool {
-	return (strings.HasPrefix(m.URL, "https://") || strings.HasPrefix(m.URL, "http://")) &&
-		m.Domain != "" && m.Rule != "" && m.Tier >= 1 && m.Tier <= 5 && utf8.ValidString(m.URL) &&
-		!strings.ContainsRune(m.URL, 0)
-}
-
-// Reasons a source is dropped, besides the registry's own
-// (sources.Reason: unparseable, no_public_suffix, ...). They are recorded,
-// so they are stable values.
+// Reasons a fetched page is dropped, besides those of every source
+// (gather.Drop*, and the registry's own: sources.Reason). They are
+// recorded, so they are stable values.
 const (
-	// DropDuplicate: an earlier source has the same normalized URL.
-	DropDuplicate = "duplicate"
-	// DropNoText: the source has neither a snippet nor a title to judge.
-	DropNoText = "no_text"
-	// DropPassageLimit: AssessorConfig.MaxPassages passages are kept already.
-	DropPassageLimit = "passage_limit"
 	// DropFetchNoText: the fetch returned no text (it failed, or the page
 	// is not text).
 	DropFetchNoText = "fetch_no_text"
@@ -408,15 +287,9 @@ const (
 	DropFetchLimit = "fetch_limit"
 	// DropNoKeyTerms: the fetched page never mentions the claim's key terms.
 	DropNoKeyTerms = "no_key_terms"
-	// DropRegistryAnswer: the registry's answer cannot be recorded.
-	DropRegistryAnswer = "registry_answer_unusable"
 )
 
-// Bounds of recorded texts.
 const (
-	maxNoteBytes       = 300
-	maxTitleBytes      = 300
-	maxDroppedURLBytes = 2048
 	// maxWindowHits bounds the key-term occurrences of a page considered
 	// as window centres.
 	maxWindowHits = 256
@@ -544,23 +417,4 @@ func windows(text string, terms map[string]bool, n, size int) string {
 		parts[i] = strings.Join(strings.Fields(text[toks[c.first].start:toks[c.last].end]), " ")
 	}
 	return strings.Join(parts, windowSeparator)
-}
-
-// clean makes s valid UTF-8 without NUL bytes.
-func clean(s string) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return strings.ReplaceAll(s, "\x00", "")
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

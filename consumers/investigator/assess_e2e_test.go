@@ -68,7 +68,7 @@ func runOne(t *testing.T, h *harness, b *brain, externalID string) (serving.Vers
 	p := h.register(externalID, false, body...)
 	h.startWorkers("worker-a")
 	h.request(p, events.RequestSourceInvestigateNow)
-	got := h.waitStatus(p, 60*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 60*time.Second, events.StatusComplete)
 	return got, h.trail(p.investigationID)
 }
 
@@ -76,6 +76,7 @@ func runOne(t *testing.T, h *harness, b *brain, externalID string) (serving.Vers
 // withheld, the investigation completes without it, and the assessment
 // records why.
 func TestApprovedClaimWithheldWhenSourcesDoNotPassTheRule(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		sources []tools.Source
@@ -103,6 +104,7 @@ func TestApprovedClaimWithheldWhenSourcesDoNotPassTheRule(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t, investigator.Config{})
 			b := &brain{submit: []tools.Correction{withSources(correction(eiffel, "It was completed in 1889."), tc.sources...)},
 				approve: map[string]bool{eiffel: true}, stances: tc.stances}
@@ -166,6 +168,7 @@ func (s fixedSearch) Provider() string { return "fixed" }
 // cited, and our own search. The claim is published with its submission's
 // sources, naming the submission whose assessment holds the evidence.
 func TestApprovedClaimPublishedWithEvidenceFromEveryOrigin(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	page := strings.Repeat("Paris has many monuments. ", 40) + "The Eiffel Tower was completed in 1889 for the fair. " +
 		strings.Repeat("Bridges cross the river. ", 40)
@@ -226,6 +229,7 @@ func TestApprovedClaimPublishedWithEvidenceFromEveryOrigin(t *testing.T) {
 // A stance answer that breaks the schema on every try leaves every
 // passage neutral with a note: the claim is withheld, with the reason.
 func TestStanceSchemaViolationWithholds(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	broken := fakeopenai.ScriptStance{Entail: 0.9, Contradict: 0.9, Neutral: 0.9}
 	b := &brain{submit: []tools.Correction{correction(eiffel, "It was completed in 1889.")}, approve: map[string]bool{eiffel: true},
@@ -247,6 +251,7 @@ func TestStanceSchemaViolationWithholds(t *testing.T) {
 // is tried again after a wait, and once the failures reach the limit the
 // claim is assessed without stance and withheld.
 func TestStanceProviderFailureNeverPublishes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	h.assessMaxFailures = 3
 	b := &brain{submit: []tools.Correction{correction(eiffel, "It was completed in 1889.")}, approve: map[string]bool{eiffel: true}}
@@ -259,7 +264,7 @@ func TestStanceProviderFailureNeverPublishes(t *testing.T) {
 	p := h.register("stance503", false, body...)
 	h.startWorkers("worker-a")
 	h.request(p, events.RequestSourceInvestigateNow)
-	got := h.waitStatus(p, 60*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 60*time.Second, events.StatusComplete)
 	require.Empty(t, got.Claims)
 	trail := h.trail(p.investigationID)
 	exs := assessorExchanges(trail)
@@ -281,6 +286,7 @@ func TestStanceProviderFailureNeverPublishes(t *testing.T) {
 // retried assessor appends later, with another outcome, changes nothing,
 // in either worker group's state or in what is published.
 func TestRepeatedAssessmentChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	b := &brain{
 		submit: []tools.Correction{withSources(correction(eiffel, "It was completed in 1889."),
@@ -307,7 +313,7 @@ func TestRepeatedAssessmentChangesNothing(t *testing.T) {
 	second.Published, second.Reason, second.Failed = true, evidence.ReasonPublished, []string{}
 	require.NoError(t, h.eventLog.Append(context.Background(), p.investigationID, &second))
 
-	got := h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 30*time.Second, events.StatusComplete)
 	require.Empty(t, got.Claims, "the first assessment withheld it")
 	trail := h.trail(p.investigationID)
 	require.Len(t, assessments(trail), 2)
@@ -324,6 +330,7 @@ func TestRepeatedAssessmentChangesNothing(t *testing.T) {
 // An operator who chooses the validator-only policy publishes every
 // approved claim, and the assessment records that choice.
 func TestValidatorOnlyPolicyPublishesApprovedClaims(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	h.policy = evidence.ValidatorOnlyPolicy()
 	b := &brain{

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/consumers/evidence"
+	"github.com/errata-dev/errata/consumers/evidence/gather"
 	"github.com/errata-dev/errata/consumers/evidence/sources"
 	"github.com/errata-dev/errata/consumers/evidence/stance"
 	"github.com/errata-dev/errata/consumers/investigator/fetchurl"
@@ -282,8 +283,8 @@ func TestAssessGathersEveryOrigin(t *testing.T) {
 		{URL: "https://www.bbc.co.uk/food", Origin: "fetch_url", Reason: DropNoKeyTerms},
 		{URL: "not a url", Origin: "investigator", Reason: "not_absolute"},
 		{URL: "http://intranet.local/eiffel", Origin: "investigator", Reason: "no_public_suffix"},
-		{URL: "https://loc.gov/item/eiffel", Origin: "validator", Reason: DropDuplicate},
-		{URL: "https://reuters.com/world/eiffel-tower/", Origin: "search", Reason: DropDuplicate},
+		{URL: "https://loc.gov/item/eiffel", Origin: "validator", Reason: gather.DropDuplicate},
+		{URL: "https://reuters.com/world/eiffel-tower/", Origin: "search", Reason: gather.DropDuplicate},
 	}, ev.Dropped)
 	require.Equal(t, "Source at https://medium.com/@someone/eiffel", ev.Sources[1].Snippet, "no snippet: the title is judged")
 	require.Contains(t, ev.Sources[3].Snippet, "the tower was completed in March 1889")
@@ -371,8 +372,8 @@ func TestAssessBoundsHostileSources(t *testing.T) {
 		require.NotContains(t, d.URL, "\x00")
 		require.LessOrEqual(t, len(d.URL), 2048)
 	}
-	require.Equal(t, map[string]int{"control_character": 1, DropDuplicate: 1, "too_long": 1, "unsupported_scheme": 1,
-		DropPassageLimit: 40 + 2 - 24}, reasons)
+	require.Equal(t, map[string]int{"control_character": 1, gather.DropDuplicate: 1, "too_long": 1, "unsupported_scheme": 1,
+		gather.DropPassageLimit: 40 + 2 - 24}, reasons)
 	for _, c := range judge.calls[0].Passages {
 		require.NotContains(t, c, "\x00")
 	}

@@ -28,7 +28,7 @@ func (w *Worker) attempt(ctx context.Context, run runstate.Run) error {
 	// Before a series' first attempt: a user key stored without its record
 	// in the log is recorded first, so that it pays (the fold takes a key
 	// only while the run is PENDING).
-	if w.Keys != nil && !run.UserKey && run.Status == runstate.StatusPending && run.Attempt == 0 {
+	if w.Keys != nil && !run.UserKey && run.Status == events.StatusPending && run.Attempt == 0 {
 		wait, err := w.announceKey(ctx, run)
 		if err != nil || wait {
 			return err

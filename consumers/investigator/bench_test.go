@@ -8,7 +8,6 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/projections/serving"
 )
 
 // BenchmarkOrchestrationOverhead measures what an investigation costs
@@ -30,7 +29,7 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		h.request(p, events.RequestSourceInvestigateNow)
-		h.waitStatus(p, time.Minute, serving.InvestigationComplete)
+		h.waitStatus(p, time.Minute, events.StatusComplete)
 		wall += time.Since(start)
 		b.StopTimer()
 		for _, ev := range h.trail(p.investigationID) {

@@ -12,7 +12,6 @@ import (
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
-	"github.com/errata-dev/errata/projections/serving"
 )
 
 var body = []string{
@@ -31,6 +30,7 @@ const (
 // the two, and only that one is published. Validation overlaps stage 1:
 // the verdicts are in the log before stage 1 ends.
 func TestFreshRunPublishesOnlyApprovedVerbatimClaims(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	b := &brain{
 		submit: []tools.Correction{
@@ -46,7 +46,7 @@ func TestFreshRunPublishesOnlyApprovedVerbatimClaims(t *testing.T) {
 	h.startWorkers("worker-a")
 	h.request(p, events.RequestSourceInvestigateNow)
 
-	got := h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 30*time.Second, events.StatusComplete)
 	require.Len(t, got.Claims, 1)
 	require.Equal(t, eiffel, got.Claims[0].Text)
 	require.Equal(t, "It was completed in 1889.", got.Claims[0].Summary)
@@ -94,6 +94,7 @@ func TestFreshRunPublishesOnlyApprovedVerbatimClaims(t *testing.T) {
 // diff go to the model; a retained claim is published again unchanged and
 // the unretained one disappears.
 func TestUpdateRunRetainsAndDrops(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	first := &brain{
 		submit:  []tools.Correction{correction(eiffel, "It was completed in 1889."), correction(wall, "It is not visible.")},
@@ -103,7 +104,7 @@ func TestUpdateRunRetainsAndDrops(t *testing.T) {
 	h.startWorkers("worker-a")
 	v1 := h.register("update001", true, body...)
 	h.request(v1, events.RequestSourceInvestigateNow)
-	done := h.waitStatus(v1, 30*time.Second, serving.InvestigationComplete)
+	done := h.waitStatus(v1, 30*time.Second, events.StatusComplete)
 	require.Len(t, done.Claims, 2)
 
 	// The author removes the Great Wall sentence and adds one.
@@ -112,7 +113,7 @@ func TestUpdateRunRetainsAndDrops(t *testing.T) {
 	second.install(h.fake)
 	v2 := h.register("update001", true, edited...)
 	h.request(v2, events.RequestSourceInvestigateNow)
-	got := h.waitStatus(v2, 30*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(v2, 30*time.Second, events.StatusComplete)
 	require.Len(t, got.Claims, 1, "the claim whose text left the post cannot be retained")
 	require.Equal(t, done.Claims[0].Text, got.Claims[0].Text)
 	require.Equal(t, done.Claims[0].Summary, got.Claims[0].Summary)
@@ -142,6 +143,7 @@ func TestUpdateRunRetainsAndDrops(t *testing.T) {
 // A rate limit, then a server error: attempts 1 and 2 fail as TRANSIENT
 // and are retried with backoff; attempt 3 succeeds.
 func TestTransientFailuresRetryThenSucceed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{RetryBase: 100 * time.Millisecond})
 	b := &brain{
 		submit:    []tools.Correction{correction(eiffel, "It was completed in 1889.")},
@@ -152,7 +154,7 @@ func TestTransientFailuresRetryThenSucceed(t *testing.T) {
 	p := h.register("transient1", false, body...)
 	h.startWorkers("worker-a")
 	h.request(p, events.RequestSourceSelector)
-	got := h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 30*time.Second, events.StatusComplete)
 	require.Len(t, got.Claims, 1)
 
 	var failures []*events.InvestigationAttemptFailedV1
@@ -182,6 +184,7 @@ func TestTransientFailuresRetryThenSucceed(t *testing.T) {
 // A 401 is not retried: the investigation fails at once, and only an
 // explicit investigateNow starts a new attempt series.
 func TestNonRetryableFailureFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	b := &brain{
 		submit:    []tools.Correction{correction(eiffel, "It was completed in 1889.")},
@@ -192,7 +195,7 @@ func TestNonRetryableFailureFailsAtOnce(t *testing.T) {
 	p := h.register("fail00001", false, body...)
 	h.startWorkers("worker-a")
 	h.request(p, events.RequestSourceInvestigateNow)
-	h.waitStatus(p, 30*time.Second, serving.InvestigationFailed)
+	h.waitStatus(p, 30*time.Second, events.StatusFailed)
 	require.Equal(t, 1, b.stage1Turns)
 
 	// The selector never retries a FAILED investigation...
@@ -201,7 +204,7 @@ func TestNonRetryableFailureFailsAtOnce(t *testing.T) {
 	require.Equal(t, 1, b.stage1Turns)
 	// ...an explicit investigateNow does, as series 2.
 	h.request(p, events.RequestSourceInvestigateNow)
-	got := h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 30*time.Second, events.StatusComplete)
 	require.Len(t, got.Claims, 1)
 	var failed *events.InvestigationFailedV1
 	var completed *events.InvestigationCompletedV1
@@ -222,6 +225,7 @@ func TestNonRetryableFailureFailsAtOnce(t *testing.T) {
 // A worker that stops mid-run loses nothing: another worker records the
 // abandoned attempt and runs a new one to completion.
 func TestWorkerLostMidRunIsTakenOver(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	b := &brain{
 		submit:     []tools.Correction{correction(eiffel, "It was completed in 1889.")},
@@ -232,13 +236,13 @@ func TestWorkerLostMidRunIsTakenOver(t *testing.T) {
 	p := h.register("lost00001", false, body...)
 	stopA := h.startWorkers("worker-a")
 	h.request(p, events.RequestSourceInvestigateNow)
-	h.waitStatus(p, 30*time.Second, serving.InvestigationProcessing)
+	h.waitStatus(p, 30*time.Second, events.StatusProcessing)
 	stopA() // mid-exchange: the first turn is still being answered
 	b.mu.Lock()
 	b.firstDelay = 0
 	b.mu.Unlock()
 	h.startWorkers("worker-b")
-	got := h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 30*time.Second, events.StatusComplete)
 	require.Len(t, got.Claims, 1)
 
 	var lost *events.InvestigationAttemptFailedV1
@@ -273,13 +277,14 @@ func (h *harness) snapshotCount(p post) int {
 // At the round cap the model must answer without tools: the last turn is
 // sent with tool_choice "none", and the finish records it.
 func TestRoundCapForcesAFinalAnswer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{RoundCap: 2})
 	b := &brain{submit: []tools.Correction{correction(eiffel, "It was completed in 1889.")}, approve: map[string]bool{eiffel: true}}
 	b.install(h.fake)
 	p := h.register("roundcap1", false, body...)
 	h.startWorkers("worker-a")
 	h.request(p, events.RequestSourceInvestigateNow)
-	got := h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	got := h.waitStatus(p, 30*time.Second, events.StatusComplete)
 	require.Len(t, got.Claims, 1)
 	var stage1 []map[string]any
 	for _, r := range h.fake.RequestsTo(fakeopenai.Responses) {

@@ -10,12 +10,12 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/llm/tools"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/projections/serving"
 )
 
 // The exchange observer of the event log sees exactly the exchanges the log
 // holds, of both stages, with their usage.
 func TestExchangeObserverSeesEveryRecordedExchange(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, investigator.Config{})
 	var mu sync.Mutex
 	var seen []events.InvestigationExchangeRecordedV1
@@ -29,7 +29,7 @@ func TestExchangeObserverSeesEveryRecordedExchange(t *testing.T) {
 	p := h.register("observe01", false, body...)
 	h.startWorkers("worker-obs")
 	h.request(p, events.RequestSourceInvestigateNow)
-	h.waitStatus(p, 30*time.Second, serving.InvestigationComplete)
+	h.waitStatus(p, 30*time.Second, events.StatusComplete)
 
 	var logged []events.InvestigationExchangeRecordedV1
 	for _, ev := range h.trail(p.investigationID) {

@@ -63,7 +63,11 @@ type harness struct {
 
 func newHarness(t testing.TB, cfg investigator.Config) *harness {
 	t.Helper()
-	stack := teststack.Serving(t, teststack.Options{Partitions: 2})
+	// The database holds the run-state groups' schemas already migrated.
+	stack := teststack.Serving(t, teststack.Options{Partitions: 2, Schemas: []teststack.Schema{
+		{Name: investigator.ProjectorName, Migrations: runstate.Migrations()},
+		{Name: investigator.ValidatorProjectorName, Migrations: runstate.Migrations()},
+	}})
 	fake := fakeopenai.NewForTest(t)
 	fake.RequireAPIKey(instanceKey)
 	h := &harness{t: t, stack: stack, fake: fake, eventLog: investigator.NewEventLog(stack.Appender),
@@ -190,7 +194,7 @@ func (h *harness) waitStatus(p post, timeout time.Duration, want ...string) serv
 			}
 		}
 		msg := "status " + got.InvestigationStatus
-		if got.InvestigationStatus == serving.InvestigationFailed {
+		if got.InvestigationStatus == events.StatusFailed {
 			for _, ev := range h.trail(p.investigationID) {
 				if f, ok := ev.Payload.(*events.InvestigationAttemptFailedV1); ok {
 					msg += "; attempt failed: " + f.Kind + ": " + f.Message

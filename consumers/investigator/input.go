@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 
 	"github.com/errata-dev/errata/consumers/investigator/prompts"
@@ -206,13 +205,4 @@ func redactImages(raw []byte, images []loadedImage) []byte {
 			[]byte("errata-blob:"+im.BlobKey+"#sha256="+im.SHA256))
 	}
 	return raw
-}
-
-// joinText is the text of a message's text parts (for tests and logs).
-func joinText(m llm.Message) string {
-	var b strings.Builder
-	for _, p := range m.Parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/investigations"
-	"github.com/errata-dev/errata/projections/serving"
 )
 
 // errInjected is the append failure the tests inject.
@@ -111,7 +110,7 @@ func (r *userKeyRig) request(svc *investigations.Service) error {
 // key is nowhere in the log, the database or the logs.
 func (r *userKeyRig) checkPaidByTheUser(t *testing.T, requests int) {
 	t.Helper()
-	got := r.waitStatus(r.post, 60*time.Second, serving.InvestigationComplete)
+	got := r.waitStatus(r.post, 60*time.Second, events.StatusComplete)
 	require.Len(t, got.Claims, 1)
 	require.Equal(t, eiffel, got.Claims[0].Text)
 
@@ -183,6 +182,7 @@ func indexOf(kinds []string, kind string) int {
 // investigator before the first attempt; either way exactly once, and the
 // run is paid with the user's key.
 func TestUserKeyAttachmentSurvivesAFailedAppend(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		// fail sets up the failure; retry says whether the request is sent again.
@@ -233,6 +233,7 @@ func TestUserKeyAttachmentSurvivesAFailedAppend(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := newUserKeyRig(t, "userkey"+fmt.Sprint(len(tc.name)))
 			app := &flakyAppender{Appender: r.stack.Appender}
 			svc := investigations.New(app, r.keys, nil)
@@ -252,8 +253,10 @@ func TestUserKeyAttachmentSurvivesAFailedAppend(t *testing.T) {
 // key at once, the first append failing: one stored key, its record in the
 // log once, one run on the user's key.
 func TestConcurrentUserKeyRequests(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{2, 24} {
 		t.Run(fmt.Sprint(n, " requests"), func(t *testing.T) {
+			t.Parallel()
 			r := newUserKeyRig(t, fmt.Sprint("concurrent", n))
 			app := &flakyAppender{Appender: r.stack.Appender, failures: 1}
 			svc := investigations.New(app, r.keys, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // PromptValidator is the stage-2 prompt.
@@ -32,7 +33,7 @@ type ValidatorConfig struct {
 	// run at once (default 4).
 	PerInvestigation int
 	// MaxTries per validation for transient failures (default 4), waiting
-	// RetryBase*2^(n-1) between tries (default 10s).
+	// RetryBase*2^(n-1) between tries (default 10s), an hour at most.
 	MaxTries  int
 	RetryBase time.Duration
 	// ExchangeTimeout bounds one model turn (default 5m).
@@ -118,7 +119,7 @@ func (v *Validator) Do(ctx context.Context, work runstate.Work) error {
 	if err != nil {
 		return err
 	}
-	if run.Ref() != sub.Ref || (run.Status != runstate.StatusRunning && run.Status != runstate.StatusFinishing) {
+	if run.Ref() != sub.Ref || (run.Status != events.StatusRunning && run.Status != runstate.StatusFinishing) {
 		return nil // its attempt is over
 	}
 	switch {
@@ -208,10 +209,8 @@ func (v *Validator) validate(ctx context.Context, run runstate.Run, sub runstate
 				"outcome", verdict.Outcome, "tries", try)
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(Backoff(v.cfg.RetryBase, try)):
+		if err := retry.Sleep(ctx, backoff(v.cfg.RetryBase, try)); err != nil {
+			return err
 		}
 	}
 }

@@ -77,7 +77,7 @@ func TestRedactImagesKeepsTheRequestJSON(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	for n, want := range map[int]string{1: "10s", 2: "20s", 3: "40s", 4: "1m20s"} {
-		require.Equal(t, want, Backoff(10e9, n).String())
+	for n, want := range map[int]string{0: "10s", 1: "10s", 2: "20s", 3: "40s", 4: "1m20s", 9: "42m40s", 10: "1h0m0s", 64: "1h0m0s"} {
+		require.Equal(t, want, backoff(10e9, n).String(), n)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/keystore"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/retry"
 	"github.com/errata-dev/errata/projections/serving"
 )
 
@@ -44,7 +45,7 @@ type Config struct {
 	// MaxAttempts per attempt series (default 4).
 	MaxAttempts int
 	// RetryBase is the first retry delay; attempt n waits RetryBase*2^(n-1)
-	// (default 10s).
+	// (default 10s), an hour at most.
 	RetryBase time.Duration
 	// RoundCap bounds the model turns of one attempt; the last one is
 	// forced to answer without tools (default 24).
@@ -73,12 +74,16 @@ func (c *Config) defaults() {
 	}
 }
 
-// Backoff is the delay before attempt n+1 after attempt n failed.
-func Backoff(base time.Duration, n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	return base * time.Duration(1<<(n-1))
+// maxRetryWait caps the wait between attempts and between a validation's
+// tries: far above the defaults (10s, 20s, 40s), it only bounds a large
+// configured RetryBase or MaxAttempts.
+const maxRetryWait = time.Hour
+
+// backoff is the delay before attempt n+1 after attempt n failed:
+// base·2^(n-1), at most maxRetryWait. It is exact (no jitter): the worker
+// records it as the failure's RetryAt.
+func backoff(base time.Duration, n int) time.Duration {
+	return retry.Exponential{Base: base, Max: maxRetryWait}.Delay(n)
 }
 
 // SourceReader reads what an investigation reads (serving.Reader).
@@ -143,12 +148,12 @@ func (w *Worker) Do(ctx context.Context, work runstate.Work) error {
 		return err
 	}
 	switch run.Status {
-	case runstate.StatusPending, runstate.StatusRetryWait:
+	case events.StatusPending, runstate.StatusRetryWait:
 		if run.DueAt.After(w.Now()) {
 			return nil
 		}
 		return w.attempt(ctx, run)
-	case runstate.StatusRunning:
+	case events.StatusRunning:
 		// We hold the run's lease and the state is current: the attempt
 		// that is RUNNING lost its worker.
 		return w.failAttempt(ctx, run, run.Ref(), attemptError{class: events.FailureTransient, kind: "worker_lost",
@@ -193,7 +198,7 @@ func (w *Worker) failAttempt(ctx context.Context, run runstate.Run, ref events.A
 	failed := &events.InvestigationAttemptFailedV1{AttemptRef: ref, Class: ae.class, Kind: ae.kind, Message: truncate(ae.msg, 2000)}
 	retry := ae.class == events.FailureTransient && ref.Attempt < w.cfg.MaxAttempts
 	if retry {
-		failed.RetryAt = w.Now().Add(Backoff(w.cfg.RetryBase, ref.Attempt)).UTC().Format(time.RFC3339Nano)
+		failed.RetryAt = w.Now().Add(backoff(w.cfg.RetryBase, ref.Attempt)).UTC().Format(time.RFC3339Nano)
 	}
 	payloads := []events.Payload{failed}
 	if !retry {

@@ -10,9 +10,10 @@ import (
 	"net"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Class says whether an attempt may be retried.
@@ -72,8 +73,8 @@ type Error struct {
 	Type    string
 	Param   string
 	Message string
-	// RetryAfter is the provider's Retry-After (or retry-after-ms), 0 when
-	// not given.
+	// RetryAfter is the wait the provider asked for (retry-after-ms or
+	// Retry-After, read by retry.After), 0 when not given.
 	RetryAfter time.Duration
 	// RequestID is the provider's x-request-id.
 	RequestID string
@@ -179,7 +180,8 @@ func rawScalar(raw json.RawMessage) string {
 
 // httpError classifies an HTTP error status.
 func httpError(provider string, status int, header http.Header, body []byte, red redactor) *Error {
-	e := &Error{Provider: provider, StatusCode: status, RequestID: header.Get("x-request-id"), RetryAfter: retryAfter(header, time.Now())}
+	e := &Error{Provider: provider, StatusCode: status, RequestID: header.Get("x-request-id")}
+	e.RetryAfter, _ = retry.After(header, time.Now())
 	if pe, ok := parseProviderError(body); ok {
 		e.Message, e.Type = red.text(pe.Message), red.text(pe.Type)
 		e.Code, e.Param = red.text(rawScalar(pe.Code)), red.text(rawScalar(pe.Param))
@@ -216,29 +218,6 @@ func classifyStatus(status int, code, typ string) (Kind, Class) {
 		return KindClientError, NonRetryable
 	}
 	return KindInvalidResponse, Transient
-}
-
-// retryAfter reads retry-after-ms, then Retry-After (seconds or an HTTP date).
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now).Round(time.Second)
-	}
-	return 0
 }
 
 // transportError classifies a failure without an HTTP status: the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/llm/tools"
+	"github.com/errata-dev/errata/internal/retry"
 	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
@@ -257,6 +258,28 @@ func TestNoKeyNoAuthorizationHeader(t *testing.T) {
 	require.NoError(t, err)
 	sent, _ := f.LastRequest(fakeopenai.ChatCompletions)
 	require.Empty(t, sent.Header.Get("Authorization"))
+}
+
+// Retry-After values that are not delay-seconds ask for nothing; a huge
+// one is clamped (the float reading this replaced turned "1e10" into a
+// negative wait).
+func TestRetryAfterHostile(t *testing.T) {
+	for header, want := range map[string]time.Duration{
+		"1e10":                          0,
+		"1.5":                           0,
+		"-3":                            0,
+		"NaN":                           0,
+		"99999999999999999999":          retry.MaxAfter,
+		"Sun, 01 Mar 2026 11:00:00 GMT": 0,
+	} {
+		f := fakeopenai.NewForTest(t)
+		f.Enqueue(fakeopenai.Responses, fakeopenai.RateLimit(0).WithHeader("Retry-After", header))
+		_, err := llm.OpenAIResponses{}.Create(context.Background(), creds(f), turn())
+		e, ok := llm.AsError(err)
+		require.True(t, ok, header)
+		require.Equal(t, llm.KindRateLimited, e.Kind, header)
+		require.Equal(t, want, e.RetryAfter, header)
+	}
 }
 
 func TestRetryAfterHTTPDate(t *testing.T) {

@@ -8,6 +8,13 @@
 // Workers never trust a possibly stale copy: before acting on a run they
 // wait until the state has caught up with the end of the log (CatchUp),
 // then re-read it. Leases keep two workers off the same unit of work.
+//
+// The run state is a projection in all but name: a read model rebuilt from
+// the log by the same exactly-once machinery as those under projections/,
+// read by nobody but the stage it belongs to. It lives here, beside the
+// leases and the executor, because it is the stages' working memory, not a
+// view the API or analysts query. `errata replay` does not rebuild it: an
+// empty schema folds the log from offset 0 when its stage starts.
 package runstate
 
 import (
@@ -35,14 +42,15 @@ func Migrations() fs.FS {
 	return sub
 }
 
-// Run statuses.
+// Run statuses only the worker sees. A run is otherwise
+// events.StatusPending, StatusRunning, StatusComplete or StatusFailed.
 const (
-	StatusPending   = "PENDING"
-	StatusRunning   = "RUNNING"
+	// StatusRetryWait: an attempt failed retryably; the run is due again
+	// at due_at (the public status is PENDING).
 	StatusRetryWait = "RETRY_WAIT"
+	// StatusFinishing: stage one finished; the validator is judging its
+	// claims (the public status is PROCESSING).
 	StatusFinishing = "FINISHING"
-	StatusComplete  = "COMPLETE"
-	StatusFailed    = "FAILED"
 )
 
 // Applier is the fold (pgproj.Applier).
@@ -68,9 +76,18 @@ func (Applier) Handles(t string) bool {
 // belongs to the current series and attempt, so a late or repeated event of
 // an abandoned attempt changes nothing.
 func (Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
+	return ApplyEach(ctx, tx, evs, "runstate", apply)
+}
+
+// ApplyEach applies evs in order with apply, in the projector's
+// transaction tx: the body of a run state's pgproj.Applier (this package's
+// and the analyst's). The error names the fold (name), the event's type
+// and id.
+func ApplyEach(ctx context.Context, tx pgx.Tx, evs []events.Event, name string,
+	apply func(ctx context.Context, tx pgx.Tx, ev events.Event) error) error {
 	for _, ev := range evs {
 		if err := apply(ctx, tx, ev); err != nil {
-			return fmt.Errorf("runstate %s %s: %w", ev.Payload.EventType(), ev.ID, err)
+			return fmt.Errorf("%s %s %s: %w", name, ev.Payload.EventType(), ev.ID, err)
 		}
 	}
 	return nil

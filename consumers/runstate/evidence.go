@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -37,7 +36,7 @@ func applyExchange(ctx context.Context, tx pgx.Tx, p *events.InvestigationExchan
 	switch p.Stage {
 	case events.StageInvestigator:
 		for _, r := range p.ToolResults {
-			output := clean(r.Output)
+			output := events.Clean(r.Output)
 			if r.Name != prompts.ToolFetchURL || len(output) > maxFetchOutputBytes {
 				continue
 			}
@@ -46,7 +45,7 @@ func applyExchange(ctx context.Context, tx pgx.Tx, p *events.InvestigationExchan
 				FROM runs, (SELECT count(*) AS n FROM fetches WHERE investigation_id = $1 AND series = $2 AND attempt = $3) f
 				WHERE runs.investigation_id = $1 AND runs.series = $2 AND runs.attempt = $3 AND runs.status = 'RUNNING'
 					AND f.n < $6
-				ON CONFLICT DO NOTHING`, p.InvestigationID, p.Series, p.Attempt, clip(clean(r.CallID), 256), output, MaxFetches); err != nil {
+				ON CONFLICT DO NOTHING`, p.InvestigationID, p.Series, p.Attempt, events.Clip(events.Clean(r.CallID), 256), output, MaxFetches); err != nil {
 				return err
 			}
 		}
@@ -107,30 +106,10 @@ func citedSources(raw json.RawMessage) []events.SourceV1 {
 				if start < end {
 					snippet = strings.TrimSpace(string(text[start:end]))
 				}
-				out = append(out, events.SourceV1{URL: clip(clean(c.URL), maxURLBytes),
-					Title: clip(clean(strings.TrimSpace(c.Title)), maxCitedBytes), Snippet: clip(clean(snippet), maxCitedBytes)})
+				out = append(out, events.SourceV1{URL: events.Clip(events.Clean(c.URL), maxURLBytes),
+					Title: events.Clip(events.Clean(strings.TrimSpace(c.Title)), maxCitedBytes), Snippet: events.Clip(events.Clean(snippet), maxCitedBytes)})
 			}
 		}
 	}
 	return out
-}
-
-// clean makes s storable in Postgres text and jsonb: valid UTF-8 without
-// NUL.
-func clean(s string) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return strings.ReplaceAll(s, "\x00", "")
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

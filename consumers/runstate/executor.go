@@ -50,11 +50,18 @@ type ListFunc func(ctx context.Context, now time.Time, limit int) ([]Work, error
 // the lease is released.
 type DoFunc func(ctx context.Context, w Work) error
 
+// leaser is what an Executor needs of its Store.
+type leaser interface {
+	Lease(ctx context.Context, w Work, owner string, now time.Time, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, w Work, owner string) error
+	CatchUp(ctx context.Context, timeout time.Duration) error
+}
+
 // Executor runs work from the run state: it leases each unit before
 // running it, renews the lease while it runs, and releases it after.
 type Executor struct {
 	cfg   ExecutorConfig
-	store *Store
+	store leaser
 	list  ListFunc
 	do    DoFunc
 	log   *slog.Logger

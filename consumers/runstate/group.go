@@ -10,6 +10,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
@@ -48,7 +49,7 @@ type Group struct {
 // Group.Runner; Close when done.
 func OpenGroup(ctx context.Context, cfg GroupConfig, log *slog.Logger) (*Group, error) {
 	g := &Group{}
-	pool, err := pgproj.Connect(ctx, cfg.DatabaseURL, cfg.Name)
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL, cfg.Name)
 	if err != nil {
 		return nil, err
 	}

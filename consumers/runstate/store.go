@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -15,17 +16,25 @@ import (
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
-// ErrNotFound: no such run, input or submission.
+// ErrNotFound means there is no such run, input or submission.
 var ErrNotFound = errors.New("runstate: not found")
 
 // Store reads the run state of one worker group and coordinates its
 // workers through leases.
 type Store struct {
-	pool      *pgxpool.Pool
+	pool      querier
 	projector string
 	topic     string
 	admin     *kadm.Client
 	watermark *pgproj.Watermark
+}
+
+// querier is what a Store reads and leases through: the group's pool (a
+// test's transaction).
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // NewStore returns a store over pool (search_path: the group's schema)

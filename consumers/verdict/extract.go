@@ -180,13 +180,13 @@ func probability(v any) (float64, error) {
 	return f, nil
 }
 
-// boundedText checks a decoded string: no NUL, at most max runes.
-func boundedText(s string, max int) error {
+// boundedText checks a decoded string: no NUL, at most limit runes.
+func boundedText(s string, limit int) error {
 	if strings.ContainsRune(s, 0) {
 		return errors.New("contains NUL (U+0000)")
 	}
-	if n := utf8.RuneCountInString(s); n > max {
-		return fmt.Errorf("has %d characters, at most %d", n, max)
+	if n := utf8.RuneCountInString(s); n > limit {
+		return fmt.Errorf("has %d characters, at most %d", n, limit)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 func TestCleanText(t *testing.T) {
@@ -63,7 +65,8 @@ func TestRetryAfter(t *testing.T) {
 		{header: "soon", want: 0},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, retryAfter(http.Header{"Retry-After": {tt.header}}, now), tt.header)
+		got, _ := retry.After(http.Header{"Retry-After": {tt.header}}, now)
+		require.Equal(t, tt.want, got, tt.header)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -32,7 +31,8 @@ var (
 type StatusError struct {
 	Provider   string
 	StatusCode int
-	// RetryAfter is the provider's requested wait, when it sent one.
+	// RetryAfter is the provider's requested wait (retry.After), when it
+	// sent one.
 	RetryAfter time.Duration
 	// Detail is the provider's own short explanation, scrubbed of secrets.
 	Detail string
@@ -78,21 +78,6 @@ func statusKind(code int) error {
 	default:
 		return ErrBadRequest
 	}
-}
-
-// retryAfter parses a Retry-After header: seconds or an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if at, err := http.ParseTime(v); err == nil && at.After(now) {
-		return at.Sub(now).Round(time.Second)
-	}
-	return 0
 }
 
 // maxDetailRunes bounds the provider text quoted in an error.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/errata-dev/errata/internal/httpsafe"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // endpoint is what every provider shares: where it sends requests, through
@@ -83,10 +84,11 @@ func (e endpoint) do(ctx context.Context, req httpsafe.Request, out any, detail 
 		if msg == "" {
 			msg = cleanText(string(resp.Body), maxDetailRunes)
 		}
+		wait, _ := retry.After(resp.Header, time.Now())
 		return &StatusError{
 			Provider:   e.provider,
 			StatusCode: resp.StatusCode,
-			RetryAfter: retryAfter(resp.Header, time.Now()),
+			RetryAfter: wait,
 			Detail:     scrub(msg, e.key()),
 			kind:       statusKind(resp.StatusCode),
 		}

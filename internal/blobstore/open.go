@@ -26,8 +26,8 @@ type Config struct {
 	// AccessKeyID and SecretAccessKey are the S3 credentials.
 	AccessKeyID     string
 	SecretAccessKey logging.Secret
-	// HTTPClient is passed to S3Config (nil: a default client).
-	HTTPClient *http.Client
+	// Transport is passed to S3Config (nil: minio-go's default).
+	Transport http.RoundTripper
 }
 
 // Open returns the store cfg.URL names.
@@ -43,7 +43,7 @@ func Open(cfg Config) (Store, error) {
 		}
 		sc.AccessKeyID = cfg.AccessKeyID
 		sc.SecretAccessKey = cfg.SecretAccessKey
-		sc.HTTPClient = cfg.HTTPClient
+		sc.Transport = cfg.Transport
 		return NewS3(sc)
 	case strings.HasPrefix(raw, "file:"):
 		u, err := url.Parse(raw)

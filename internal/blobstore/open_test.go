@@ -40,7 +40,7 @@ func TestOpen(t *testing.T) {
 			require.NoError(t, err)
 			s := st.(*S3)
 			require.Equal(t, tc.endpoint, s.endpoint.String())
-			require.Equal(t, tc.region, s.signer.region)
+			require.Equal(t, tc.region, s.region)
 			require.Equal(t, tc.bucket, s.bucket)
 			require.Equal(t, tc.prefix, s.prefix)
 		})

@@ -3,7 +3,8 @@ package blobstore
 import (
 	"bytes"
 	"context"
-	"encoding/xml"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/errata-dev/errata/internal/logging"
 )
@@ -26,7 +30,9 @@ const (
 type S3Config struct {
 	// Endpoint is the service's base URL: https://s3.eu-central-1.amazonaws.com,
 	// http://minio:9000, https://<account>.r2.cloudflarestorage.com. A path
-	// after the host (a reverse proxy's mount point) is kept.
+	// after the host is the mount point of a reverse proxy that strips it
+	// before the service: it is put in front of every request path, and the
+	// signature covers the path the service sees.
 	Endpoint string
 	// Region is part of every signature: the bucket's AWS region, "auto"
 	// for R2, usually "us-east-1" for MinIO. Empty: DefaultS3Region.
@@ -39,27 +45,29 @@ type S3Config struct {
 	// AccessKeyID and SecretAccessKey sign every request (both required).
 	AccessKeyID     string
 	SecretAccessKey logging.Secret
-	// HTTPClient sends the requests. Nil: a client with DefaultS3Timeout.
+	// Transport sends the requests. Nil: minio-go's default transport.
 	// The endpoint is operator configuration, not user input, so this is
-	// a plain client: the SSRF guard of internal/httpsafe would refuse a
-	// MinIO on the internal network.
-	HTTPClient *http.Client
+	// a plain transport: the SSRF guard of internal/httpsafe would refuse
+	// a MinIO on the internal network.
+	Transport http.RoundTripper
+	// Timeout bounds each operation, reading the object included. Zero:
+	// DefaultS3Timeout.
+	Timeout time.Duration
 	// MaxObjectBytes bounds what Get reads. Zero: DefaultMaxObjectBytes.
 	MaxObjectBytes int64
-	// Now is the signing clock. Nil: time.Now.
-	Now func() time.Time
 }
 
-// S3 stores objects in a bucket of an S3-compatible service, with requests
-// signed by AWS Signature Version 4.
+// S3 stores objects in a bucket of an S3-compatible service through
+// minio-go, every request signed with AWS Signature Version 4 and sent
+// once: callers decide about retries (S3Error.Retryable).
 type S3 struct {
+	client   *minio.Core
 	endpoint *url.URL
+	region   string
 	bucket   string
 	prefix   string
-	signer   signer
-	client   *http.Client
+	timeout  time.Duration
 	maxBytes int64
-	now      func() time.Time
 }
 
 var _ Store = (*S3)(nil)
@@ -92,7 +100,7 @@ func (e *S3Error) Error() string {
 // Unwrap makes a missing key match ErrNotFound. A missing bucket does not:
 // that is a configuration error.
 func (e *S3Error) Unwrap() error {
-	if e.StatusCode == http.StatusNotFound && (e.Code == "" || e.Code == "NoSuchKey") {
+	if e.StatusCode == http.StatusNotFound && (e.Code == "" || e.Code == minio.NoSuchKey) {
 		return ErrNotFound
 	}
 	return nil
@@ -137,29 +145,50 @@ func NewS3(cfg S3Config) (*S3, error) {
 	if strings.ContainsAny(region, "/ \n") {
 		return nil, fmt.Errorf("blobstore: s3 region %q is not valid", region)
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: DefaultS3Timeout}
+	ep := *u
+	ep.Path = strings.TrimSuffix(ep.Path, "/")
+	ep.RawPath = ""
+
+	secure := ep.Scheme == "https"
+	transport := cfg.Transport
+	if transport == nil {
+		if transport, err = minio.DefaultTransport(secure); err != nil {
+			return nil, fmt.Errorf("blobstore: s3 transport: %w", err)
+		}
+	}
+	if ep.Path != "" {
+		transport = mountTransport{mount: ep.Path, next: transport}
+	}
+	client, err := minio.NewCore(ep.Host, &minio.Options{
+		Creds:        credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey.Reveal(), ""),
+		Secure:       secure,
+		Transport:    transport,
+		Region:       region, // also spares a GetBucketLocation request
+		BucketLookup: minio.BucketLookupPath,
+		MaxRetries:   1, // one attempt: callers decide about retries
+	})
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: s3 endpoint %q: %w", ep.Redacted(), err)
+	}
+	// Talk to the host configured, never to a dual-stack name derived from it.
+	client.SetS3EnableDualstack(false)
+
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultS3Timeout
 	}
 	maxBytes := cfg.MaxObjectBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxObjectBytes
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	ep := *u
-	ep.Path = strings.TrimSuffix(ep.Path, "/")
-	ep.RawPath = ""
 	return &S3{
+		client:   client,
 		endpoint: &ep,
+		region:   region,
 		bucket:   cfg.Bucket,
 		prefix:   cfg.Prefix,
-		signer:   signer{accessKeyID: cfg.AccessKeyID, secret: cfg.SecretAccessKey, region: region, service: "s3"},
-		client:   client,
+		timeout:  timeout,
 		maxBytes: maxBytes,
-		now:      now,
 	}, nil
 }
 
@@ -180,60 +209,34 @@ func validBucket(b string) error {
 	return nil
 }
 
-// objectURL is the path-style URL of key.
-func (s *S3) objectURL(key string) *url.URL {
-	u := *s.endpoint
-	u.Path = u.Path + "/" + s.bucket + "/" + s.prefix + key
-	// Keys and bucket names are plain ASCII without reserved characters,
-	// but keep the wire path identical to the signed one regardless.
-	u.RawPath = awsEscape(u.Path, false)
-	return &u
+// mountTransport puts the endpoint's path in front of every request path.
+// minio-go addresses a service at its root and signs that path; a reverse
+// proxy mounted below its host strips the mount point and forwards exactly
+// the signed path.
+type mountTransport struct {
+	mount string
+	next  http.RoundTripper
 }
 
-// do signs and sends one request and returns the response with its body
-// still open; a non-2xx status is returned as an *S3Error.
-func (s *S3) do(ctx context.Context, method, key string, body []byte, header http.Header) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+func (t mountTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.URL.Path = t.mount + req.URL.Path
+	if req.URL.RawPath != "" {
+		r.URL.RawPath = t.mount + req.URL.RawPath
 	}
-	req, err := http.NewRequestWithContext(ctx, method, s.objectURL(key).String(), rd)
-	if err != nil {
-		return nil, fmt.Errorf("blobstore: s3 %s %s: %w", method, key, err)
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	payloadHash := emptyPayloadHash
-	if body != nil {
-		payloadHash = sha256Hex(body)
-	}
-	s.signer.sign(req, payloadHash, s.now())
+	return t.next.RoundTrip(r)
+}
 
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("blobstore: s3 %s %s: %w", method, key, err)
+// fail turns what minio-go returned into this package's errors: an
+// *S3Error for a response the service refused, the transport's or the
+// context's error otherwise.
+func fail(method, key string, err error) error {
+	var resp minio.ErrorResponse
+	if errors.As(err, &resp) && resp.StatusCode != 0 {
+		return &S3Error{Method: method, Key: key, StatusCode: resp.StatusCode, Code: resp.Code,
+			Message: resp.Message, RequestID: resp.RequestID}
 	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	e := &S3Error{Method: method, Key: key, StatusCode: resp.StatusCode, RequestID: resp.Header.Get("X-Amz-Request-Id")}
-	if method != http.MethodHead {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		var xe struct {
-			Code      string `xml:"Code"`
-			Message   string `xml:"Message"`
-			RequestID string `xml:"RequestId"`
-		}
-		if xml.Unmarshal(raw, &xe) == nil {
-			e.Code, e.Message = xe.Code, xe.Message
-			if e.RequestID == "" {
-				e.RequestID = xe.RequestID
-			}
-		}
-	}
-	return nil, e
+	return fmt.Errorf("blobstore: s3 %s %s: %w", method, key, err)
 }
 
 // Put implements Store.
@@ -247,16 +250,17 @@ func (s *S3) Put(ctx context.Context, key string, data []byte, contentType strin
 	if err := validContentType(contentType); err != nil {
 		return err
 	}
-	if data == nil {
-		data = []byte{}
-	}
-	h := http.Header{}
-	h.Set("Content-Type", contentType)
-	resp, err := s.do(ctx, http.MethodPut, key, data, h)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	sum := sha256.Sum256(data)
+	// The payload's SHA-256 is signed in the x-amz-content-sha256 header of
+	// one plain PUT: minio-go's streaming (chunked) signature is off, and
+	// no multipart upload is started for these small objects.
+	_, err := s.client.PutObject(ctx, s.bucket, s.prefix+key, bytes.NewReader(data), int64(len(data)), "",
+		hex.EncodeToString(sum[:]), minio.PutObjectOptions{ContentType: contentType, DisableContentSha256: true})
 	if err != nil {
-		return err
+		return fail(http.MethodPut, key, err)
 	}
-	drain(resp)
 	return nil
 }
 
@@ -265,25 +269,27 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, string, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, "", err
 	}
-	resp, err := s.do(ctx, http.MethodGet, key, nil, nil)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	body, info, _, err := s.client.GetObject(ctx, s.bucket, s.prefix+key, minio.GetObjectOptions{})
 	if err != nil {
-		return nil, "", err
+		return nil, "", fail(http.MethodGet, key, err)
 	}
-	defer resp.Body.Close()
-	if resp.ContentLength > s.maxBytes {
-		return nil, "", fmt.Errorf("blobstore: s3 GET %s: object of %d bytes exceeds the %d byte limit", key, resp.ContentLength, s.maxBytes)
+	defer body.Close()
+	if info.Size > s.maxBytes {
+		return nil, "", fmt.Errorf("blobstore: s3 GET %s: object of %d bytes exceeds the %d byte limit", key, info.Size, s.maxBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, s.maxBytes+1))
+	data, err := io.ReadAll(io.LimitReader(body, s.maxBytes+1))
 	if err != nil {
 		return nil, "", fmt.Errorf("blobstore: s3 GET %s: read body: %w", key, err)
 	}
 	if int64(len(data)) > s.maxBytes {
 		return nil, "", fmt.Errorf("blobstore: s3 GET %s: object exceeds the %d byte limit", key, s.maxBytes)
 	}
-	if resp.ContentLength >= 0 && int64(len(data)) != resp.ContentLength {
-		return nil, "", fmt.Errorf("blobstore: s3 GET %s: got %d of %d bytes", key, len(data), resp.ContentLength)
+	if info.Size >= 0 && int64(len(data)) != info.Size {
+		return nil, "", fmt.Errorf("blobstore: s3 GET %s: got %d of %d bytes", key, len(data), info.Size)
 	}
-	contentType := resp.Header.Get("Content-Type")
+	contentType := info.ContentType
 	if contentType == "" {
 		contentType = DefaultContentType
 	}
@@ -295,19 +301,14 @@ func (s *S3) Exists(ctx context.Context, key string) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
 	}
-	resp, err := s.do(ctx, http.MethodHead, key, nil, nil)
-	if errors.Is(err, ErrNotFound) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	_, err := s.client.StatObject(ctx, s.bucket, s.prefix+key, minio.StatObjectOptions{})
+	if err == nil {
+		return true, nil
+	}
+	if err = fail(http.MethodHead, key, err); errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	drain(resp)
-	return true, nil
-}
-
-// drain reads a little of what is left so the connection can be reused.
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
+	return false, err
 }

@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/internal/logging"
@@ -23,15 +26,21 @@ const (
 	testAccessKey = "AKIDTEST"
 	testSecret    = "test-secret-key"
 	testRegion    = "eu-test-1"
+	amzDateFormat = "20060102T150405Z"
 )
 
 var authPattern = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=` + testAccessKey +
 	`/(\d{8})/` + testRegion + `/s3/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$`)
 
+// lastModified is what the fake answers in Last-Modified, as S3 does on
+// every GET and HEAD.
+var lastModified = time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC)
+
 // fakeS3 is a path-style S3 endpoint for one bucket that checks each
-// request the way S3 would: the Authorization header's shape, the payload
-// hash against the body, and the signature recomputed from what arrived on
-// the wire.
+// request the way S3 would: the Authorization header's shape and
+// credential scope, the payload hash against the body, and the signature,
+// recomputed from what arrived on the wire with the configured secret by
+// an independent SigV4 implementation (the AWS SDK's signer).
 type fakeS3 struct {
 	t      *testing.T
 	bucket string
@@ -95,6 +104,8 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", obj.contentType)
 		w.Header().Set("Content-Length", fmt.Sprint(len(obj.data)))
+		w.Header().Set("Last-Modified", lastModified.Format(http.TimeFormat))
+		w.Header().Set("ETag", `"etag"`)
 		if r.Method == http.MethodGet {
 			_, _ = w.Write(obj.data)
 		}
@@ -105,13 +116,15 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // checkSignature returns what is wrong with the request's signature, or "".
 func (f *fakeS3) checkSignature(r *http.Request, body []byte) string {
-	m := authPattern.FindStringSubmatch(r.Header.Get("Authorization"))
+	auth := r.Header.Get("Authorization")
+	m := authPattern.FindStringSubmatch(auth)
 	if m == nil {
-		return fmt.Sprintf("malformed Authorization header %q", r.Header.Get("Authorization"))
+		return fmt.Sprintf("malformed Authorization header %q", auth)
 	}
 	sum := sha256.Sum256(body)
-	if got := r.Header.Get("X-Amz-Content-Sha256"); got != hex.EncodeToString(sum[:]) {
-		return fmt.Sprintf("x-amz-content-sha256 %q does not match the body", got)
+	payloadHash := r.Header.Get("X-Amz-Content-Sha256")
+	if payloadHash != hex.EncodeToString(sum[:]) {
+		return fmt.Sprintf("x-amz-content-sha256 %q does not match the body", payloadHash)
 	}
 	when, err := time.Parse(amzDateFormat, r.Header.Get("X-Amz-Date"))
 	if err != nil {
@@ -122,11 +135,11 @@ func (f *fakeS3) checkSignature(r *http.Request, body []byte) string {
 	}
 	signed := strings.Split(m[2], ";")
 	for _, must := range []string{"host", "x-amz-content-sha256", "x-amz-date"} {
-		if !contains(signed, must) {
+		if !slices.Contains(signed, must) {
 			return "unsigned " + must
 		}
 	}
-	if r.Method == http.MethodPut && !contains(signed, "content-type") {
+	if r.Method == http.MethodPut && !slices.Contains(signed, "content-type") {
 		return "content-type not signed"
 	}
 	// Rebuild the request as received with only the signed headers and
@@ -138,22 +151,17 @@ func (f *fakeS3) checkSignature(r *http.Request, body []byte) string {
 			clone.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
 		}
 	}
+	clone.Body, clone.ContentLength = nil, 0
 	clone.URL.Host = r.Host
-	s := signer{accessKeyID: testAccessKey, secret: testSecret, region: testRegion, service: "s3"}
-	s.sign(clone, r.Header.Get("X-Amz-Content-Sha256"), when)
-	if clone.Header.Get("Authorization") != r.Header.Get("Authorization") {
-		return "signature does not match"
+	err = v4.NewSigner(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }).SignHTTP(context.Background(),
+		aws.Credentials{AccessKeyID: testAccessKey, SecretAccessKey: testSecret}, clone, payloadHash, "s3", testRegion, when)
+	if err != nil {
+		return "re-sign: " + err.Error()
+	}
+	if got := clone.Header.Get("Authorization"); got != auth {
+		return fmt.Sprintf("signature does not match: sent %q, expected %q", auth, got)
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func writeS3Error(w http.ResponseWriter, status int, code, msg string) {
@@ -172,7 +180,6 @@ func newTestS3(t *testing.T, endpoint, bucket, prefix string) *S3 {
 		Prefix:          prefix,
 		AccessKeyID:     testAccessKey,
 		SecretAccessKey: testSecret,
-		Now:             func() time.Time { return time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC) },
 	})
 	require.NoError(t, err)
 	return s
@@ -194,8 +201,9 @@ func TestS3RoundTrip(t *testing.T) {
 	require.Equal(t, "NoSuchKey", s3err.Code)
 	require.Equal(t, "REQ123", s3err.RequestID)
 
-	require.NoError(t, s.Put(ctx, "images/ab.png", []byte("\x89PNG data"), "image/png"))
-	require.NoError(t, s.Put(ctx, "images/ab.png", []byte("\x89PNG data"), "image/png"))
+	png := []byte("\x89PNG\r\n\x1a\n\x00\xff data")
+	require.NoError(t, s.Put(ctx, "images/ab.png", png, "image/png"))
+	require.NoError(t, s.Put(ctx, "images/ab.png", png, "image/png"))
 	require.NoError(t, s.Put(ctx, "empty", nil, ""))
 
 	ok, err = s.Exists(ctx, "images/ab.png")
@@ -203,17 +211,20 @@ func TestS3RoundTrip(t *testing.T) {
 	require.True(t, ok)
 	data, ct, err := s.Get(ctx, "images/ab.png")
 	require.NoError(t, err)
-	require.Equal(t, "\x89PNG data", string(data))
+	require.Equal(t, png, data)
 	require.Equal(t, "image/png", ct)
 	data, ct, err = s.Get(ctx, "empty")
 	require.NoError(t, err)
 	require.Empty(t, data)
 	require.Equal(t, DefaultContentType, ct)
 
-	// Path-style addressing with the prefix.
+	// Path-style addressing with the prefix; the exact bytes were stored.
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
-	require.Contains(t, fake.objects, "prod/images/ab.png")
+	require.Equal(t, map[string]fakeObject{
+		"prod/images/ab.png": {data: png, contentType: "image/png"},
+		"prod/empty":         {data: []byte{}, contentType: DefaultContentType},
+	}, fake.objects)
 	require.Equal(t, []string{
 		"HEAD /errata-images/prod/images/ab.png",
 		"GET /errata-images/prod/images/ab.png",
@@ -239,6 +250,58 @@ func TestS3EndpointWithPath(t *testing.T) {
 	require.Equal(t, "/storage/bucket/k", <-paths)
 }
 
+// TestS3BehindProxyMount: a reverse proxy mounted at /storage strips its
+// mount point; the service behind it checks the signature over the path
+// it sees.
+func TestS3BehindProxyMount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := &fakeS3{t: t, bucket: "bucket", objects: map[string]fakeObject{}}
+	var mu sync.Mutex
+	var wire []string
+	proxy := http.StripPrefix("/storage", fake)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		wire = append(wire, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s := newTestS3(t, srv.URL+"/storage/", "bucket", "p/")
+	require.NoError(t, s.Put(ctx, "k", []byte("v"), "text/plain"))
+	data, ct, err := s.Get(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, "v", string(data))
+	require.Equal(t, "text/plain", ct)
+	require.Equal(t, []string{"PUT /storage/bucket/p/k", "GET /storage/bucket/p/k"}, wire)
+	require.Equal(t, []string{"PUT /bucket/p/k", "GET /bucket/p/k"}, fake.requests)
+}
+
+// TestS3HostileKeys: keys that could leave the prefix, address another
+// bucket or smuggle encoded characters are refused before any request.
+func TestS3HostileKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake, srv := newFakeS3(t, "errata-images")
+	s := newTestS3(t, srv.URL, "errata-images", "prod/")
+	for _, key := range []string{
+		"", "../other/k", "images/../../k", "/errata-images/k", "a//b", "./k", ".hidden", "images/",
+		"a%2f..%2fb", "a?x=1", "a#b", "a b", "a\\b", "a\x00b", "a\r\nx-amz-acl: public-read", "Images/A.png", "ümlaut",
+		strings.Repeat("a", MaxKeyLength+1),
+	} {
+		require.ErrorIs(t, s.Put(ctx, key, []byte("v"), "text/plain"), ErrInvalidKey, "%q", key)
+		_, _, err := s.Get(ctx, key)
+		require.ErrorIs(t, err, ErrInvalidKey, "%q", key)
+		_, err = s.Exists(ctx, key)
+		require.ErrorIs(t, err, ErrInvalidKey, "%q", key)
+	}
+	require.Error(t, s.Put(ctx, "k", []byte("v"), "text/plain\r\nX-Amz-Acl: public-read"))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	require.Empty(t, fake.requests, "nothing reached the service")
+	require.Empty(t, fake.objects)
+}
+
 func TestS3Errors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -254,6 +317,7 @@ func TestS3Errors(t *testing.T) {
 	s := newTestS3(t, srv.URL, "errata-images", "")
 	fake.mu.Lock()
 	fake.failStatus, fake.failCode = http.StatusServiceUnavailable, "SlowDown"
+	fake.requests = nil
 	fake.mu.Unlock()
 	err = s.Put(ctx, "k", []byte("v"), "text/plain")
 	var s3err *S3Error
@@ -263,6 +327,9 @@ func TestS3Errors(t *testing.T) {
 	_, err = s.Exists(ctx, "k")
 	require.ErrorAs(t, err, &s3err)
 	require.Equal(t, http.StatusServiceUnavailable, s3err.StatusCode)
+	fake.mu.Lock()
+	require.Equal(t, []string{"PUT /errata-images/k", "HEAD /errata-images/k"}, fake.requests, "each request is sent once")
+	fake.mu.Unlock()
 
 	fake.mu.Lock()
 	fake.failStatus, fake.failCode = http.StatusForbidden, "AccessDenied"
@@ -270,9 +337,16 @@ func TestS3Errors(t *testing.T) {
 	err = s.Put(ctx, "k", []byte("v"), "text/plain")
 	require.ErrorAs(t, err, &s3err)
 	require.False(t, s3err.Retryable())
+	require.Equal(t, "AccessDenied", s3err.Code)
 	require.NotContains(t, err.Error(), testSecret)
 
-	require.ErrorIs(t, s.Put(ctx, "../k", []byte("v"), ""), ErrInvalidKey)
+	// A service that is not there: the transport's error, without the secret.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	err = newTestS3(t, gone.URL, "errata-images", "").Put(ctx, "k", []byte("v"), "text/plain")
+	require.Error(t, err)
+	require.NotErrorAs(t, err, &s3err)
+	require.NotContains(t, err.Error(), testSecret)
 }
 
 func TestS3GetSizeLimit(t *testing.T) {
@@ -332,4 +406,7 @@ func TestNewS3Validation(t *testing.T) {
 func TestS3ConfigDoesNotPrintSecret(t *testing.T) {
 	c := S3Config{SecretAccessKey: logging.Secret("super-secret-value")}
 	require.NotContains(t, fmt.Sprintf("%v %+v %#v", c, c, c), "super-secret-value")
+	s, err := NewS3(S3Config{Endpoint: "https://s3.example.com", Bucket: "bucket", AccessKeyID: "id", SecretAccessKey: c.SecretAccessKey})
+	require.NoError(t, err)
+	require.NotContains(t, fmt.Sprintf("%v %+v %#v", s, *s, s), "super-secret-value")
 }

@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -20,7 +21,7 @@ import (
 type Config struct {
 	KafkaBrokers    []string
 	TopicPrefix     string
-	TopicPartitions int
+	TopicPartitions int32
 	// KafkaReplicationFactor is the replication factor of topics `errata
 	// topics` creates (0: the brokers' default); KafkaMinInsyncReplicas their
 	// min.insync.replicas.
@@ -180,7 +181,7 @@ var Vars = []Var{
 			return nil
 		}},
 	{Name: "ERRATA_KAFKA_PARTITIONS", Default: "6", Doc: "partitions of newly created event topics (never shrink)",
-		set: func(c *Config, v string) (err error) { c.TopicPartitions, err = positiveInt(v); return }},
+		set: func(c *Config, v string) (err error) { c.TopicPartitions, err = positiveInt32(v); return }},
 	{Name: "ERRATA_KAFKA_REPLICATION_FACTOR", Default: "0", Doc: "replicas of newly created event topics (errata topics); 0: the brokers' default.replication.factor. A cluster runs 3",
 		set: func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
@@ -202,7 +203,7 @@ var Vars = []Var{
 			}
 			return
 		}},
-	{Name: "ERRATA_DATABASE_URL", Default: "postgres://errata:errata@127.0.0.1:15432/errata?sslmode=disable", Secret: true,
+	{Name: "ERRATA_DATABASE_URL", Default: "postgres://errata:errata@127.0.0.1:15432/errata?sslmode=disable", Secret: true, //nolint:gosec // G101: the local services' published default (deploy/local), not a deployment's password
 		Doc: "Postgres URL of the serving read model",
 		set: func(c *Config, v string) error { c.DatabaseURL = v; return checkURL(v, "postgres", "postgresql") }},
 	{Name: "ERRATA_SERVING_SCHEMA", Default: "serving", Doc: "Postgres schema holding the serving projection",
@@ -482,6 +483,15 @@ func positiveInt(v string) (int, error) {
 		return 0, fmt.Errorf("%q is not a positive integer", v)
 	}
 	return n, nil
+}
+
+// positiveInt32 is positiveInt for a count Kafka carries as an int32.
+func positiveInt32(v string) (int32, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive integer of at most %d", v, math.MaxInt32)
+	}
+	return int32(n), nil
 }
 
 func checkURL(v string, schemes ...string) error {

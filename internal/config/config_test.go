@@ -39,6 +39,33 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 	}
 }
 
+// Kafka carries a partition count as an int32: a larger one is refused,
+// never wrapped around.
+func TestPartitionsFitKafka(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int32
+		err   string
+	}{
+		{"6", 6, ""},
+		{"2147483647", 2147483647, ""},
+		{"2147483648", 0, `ERRATA_KAFKA_PARTITIONS: "2147483648" is not a positive integer of at most 2147483647`},
+		{"4294967302", 0, `ERRATA_KAFKA_PARTITIONS: "4294967302" is not a positive integer of at most 2147483647`},
+		{"0", 0, `ERRATA_KAFKA_PARTITIONS: "0" is not a positive integer of at most 2147483647`},
+		{"-1", 0, `ERRATA_KAFKA_PARTITIONS: "-1" is not a positive integer of at most 2147483647`},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{"ERRATA_KAFKA_PARTITIONS": tc.value}))
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, c.TopicPartitions)
+		})
+	}
+}
+
 func TestDescribeMasksSecrets(t *testing.T) {
 	lines := strings.Join(config.Describe(env(map[string]string{
 		"ERRATA_DATABASE_URL": "postgres://errata:hunter2hunter2@db:5432/errata",

@@ -2,39 +2,116 @@ package httpsafe
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"net/http"
 	"net/netip"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// TestLoopbackOptionsPanicOutsideTests builds a non-test binary that asks for
-// loopback access and checks that it panics: production code cannot enable
-// it, whatever its configuration.
-func TestLoopbackOptionsPanicOutsideTests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary")
+// TestLoopbackOptionsOnlyInTests: no file of the module but a _test.go
+// file refers to the loopback options, so production code cannot enable
+// them, whatever its configuration. Every package's non-test files are
+// read, those of other platforms and build tags included.
+func TestLoopbackOptionsOnlyInTests(t *testing.T) {
+	out, err := exec.Command("go", "list", "-e", "-f",
+		`{{.ImportPath}}|{{.Dir}}|{{join .GoFiles " "}} {{join .CgoFiles " "}} {{join .IgnoredGoFiles " "}}`,
+		"github.com/errata-dev/errata/...").Output()
+	require.NoError(t, err, "go list")
+	fset := token.NewFileSet()
+	var refs []string
+	files, pkgs := 0, map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		require.Len(t, parts, 3, line)
+		pkgs[parts[0]] = true
+		for _, name := range strings.Fields(parts[2]) {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			found, err := testOnlyReferences(fset, filepath.Join(parts[1], name), parts[0] == httpsafePath)
+			require.NoError(t, err)
+			refs = append(refs, found...)
+			files++
+		}
 	}
-	goTool, err := exec.LookPath("go")
+	require.True(t, pkgs[httpsafePath] && pkgs["github.com/errata-dev/errata/cmd/errata"], "the module's packages were listed")
+	require.Greater(t, files, 100)
+	require.Empty(t, refs, "production code refers to a test-only loopback option")
+
+	// The same reading finds every reference in a program that does.
+	var found []string
+	for _, name := range []string{"main.go", "dot.go"} {
+		refs, err := testOnlyReferences(fset, filepath.Join("testdata", "loopbackguard", name), false)
+		require.NoError(t, err)
+		found = append(found, refs...)
+	}
+	require.Equal(t, []string{
+		"testdata/loopbackguard/main.go:14:13: AllowLoopbackForTests",
+		"testdata/loopbackguard/main.go:15:33: AllowLoopbackAddrsForTests",
+		"testdata/loopbackguard/dot.go:5:8: dot import of httpsafe",
+	}, found)
+}
+
+const httpsafePath = "github.com/errata-dev/errata/internal/httpsafe"
+
+var testOnlyOptions = map[string]bool{"AllowLoopbackForTests": true, "AllowLoopbackAddrsForTests": true}
+
+// testOnlyReferences lists the references to a test-only option in one Go
+// file: through any name it imports this package by (a dot import counts
+// as one), or, in this package's own files, anywhere but the declarations.
+func testOnlyReferences(fset *token.FileSet, path string, inHTTPSafe bool) ([]string, error) {
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
-		t.Skip("go tool not found")
+		return nil, err
 	}
-	bin := filepath.Join(t.TempDir(), "loopbackguard")
-	out, err := exec.Command(goTool, "build", "-o", bin, "./testdata/loopbackguard").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	for _, which := range []string{"any", "addrs"} {
-		out, err := exec.Command(bin, which).CombinedOutput()
-		var exit *exec.ExitError
-		require.True(t, errors.As(err, &exit), "%s: %v %s", which, err, out)
-		require.Equal(t, 3, exit.ExitCode(), "%s", out)
-		require.Contains(t, string(out), "only available in tests")
+	var refs []string
+	report := func(n ast.Node, what string) {
+		refs = append(refs, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), what))
 	}
+	local := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p != httpsafePath {
+			continue
+		}
+		local = "httpsafe"
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		if local == "." {
+			report(imp, "dot import of httpsafe")
+		}
+	}
+	declared := map[*ast.Ident]bool{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+			declared[fd.Name] = true
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if x, ok := n.X.(*ast.Ident); ok && local != "" && x.Name == local && testOnlyOptions[n.Sel.Name] {
+				report(n.Sel, n.Sel.Name)
+			}
+		case *ast.Ident:
+			if inHTTPSafe && testOnlyOptions[n.Name] && !declared[n] {
+				report(n, n.Name)
+			}
+		}
+		return true
+	})
+	return refs, nil
 }
 
 // TestControlHookChecksSocketAddress: the last check, on the raw socket

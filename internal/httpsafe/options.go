@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"testing"
 	"time"
 )
 
@@ -38,7 +37,8 @@ type config struct {
 	userAgent    string
 	ports        map[uint16]bool
 	resolver     Resolver
-	// Loopback access, only ever set by the *ForTests options.
+	// Loopback access, only ever set by the *ForTests options, which only
+	// tests call (TestLoopbackOptionsOnlyInTests).
 	loopbackAny   bool
 	loopbackAddrs map[netip.AddrPort]bool
 	// operatorAddrs are endpoints an operator configured (AllowOperatorEndpoint).
@@ -122,11 +122,10 @@ func WithResolver(r Resolver) Option {
 
 // AllowLoopbackForTests lets the client reach loopback addresses (127/8,
 // ::1) on any port, so tests can talk to an httptest server. Every other
-// check still applies. It exists only for tests: it panics when called
-// outside a test binary, and no configuration or environment variable can
-// turn it on.
+// check still applies. It exists only for tests: no file of the module but
+// a _test.go file refers to it (TestLoopbackOptionsOnlyInTests proves it),
+// and no configuration or environment variable can turn it on.
 func AllowLoopbackForTests() Option {
-	mustBeTesting("AllowLoopbackForTests")
 	return func(c *config) { c.loopbackAny = true }
 }
 
@@ -134,9 +133,8 @@ func AllowLoopbackForTests() Option {
 // loopback endpoints (an httptest server's address) and no other loopback
 // address or port, so a test can show that a redirect from an allowed test
 // server to another loopback port is still refused. Non-loopback endpoints
-// in addrs are ignored. Like AllowLoopbackForTests it panics outside tests.
+// in addrs are ignored. Like AllowLoopbackForTests, only tests call it.
 func AllowLoopbackAddrsForTests(addrs ...netip.AddrPort) Option {
-	mustBeTesting("AllowLoopbackAddrsForTests")
 	return func(c *config) {
 		if c.loopbackAddrs == nil {
 			c.loopbackAddrs = make(map[netip.AddrPort]bool, len(addrs))
@@ -161,13 +159,5 @@ func AllowOperatorEndpoint(ap netip.AddrPort) Option {
 			c.operatorAddrs = map[netip.AddrPort]bool{}
 		}
 		c.operatorAddrs[netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())] = true
-	}
-}
-
-// mustBeTesting refuses the loopback options in a production binary, so a
-// mistaken call fails at start-up instead of opening the internal network.
-func mustBeTesting(option string) {
-	if !testing.Testing() {
-		panic("httpsafe: " + option + " is only available in tests")
 	}
 }

@@ -148,7 +148,7 @@ func EnsureTopics(ctx context.Context, cl *kgo.Client, log *slog.Logger, specs [
 	for _, s := range specs {
 		conf := eventTopicConfig(s.MinInsyncReplicas)
 		if d, ok := existing[s.Name]; ok && d.Err == nil {
-			if got := int32(len(d.Partitions)); got != s.Partitions {
+			if got := int32(len(d.Partitions)); got != s.Partitions { //nolint:gosec // G115: Kafka numbers partitions in int32; a topic has no more
 				log.Warn("topic partition count differs from configuration; leaving it", "topic", s.Name, "partitions", got, "configured", s.Partitions)
 			}
 			if rf := d.Partitions.NumReplicas(); rf > 0 && rf < max(s.MinInsyncReplicas, 1) {

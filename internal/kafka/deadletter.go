@@ -149,7 +149,7 @@ func EachRecord(fn func(ctx context.Context, rec *kgo.Record) error, dl *DeadLet
 					}
 					break
 				}
-				delay := Backoff(o.Backoff, o.MaxBackoff, attempt)
+				delay := backoff(o.Backoff, o.MaxBackoff, attempt)
 				if o.Log != nil && (attempt <= retryLogFirst || time.Since(logged) >= retryLogEvery) {
 					logged = time.Now()
 					o.Log.Warn("record failed; retrying", "topic", rec.Topic, "partition", rec.Partition,

@@ -57,7 +57,7 @@ func (r *KeyReader) Close() { r.admin.Close() }
 // keyed key are produced to by franz-go's default partitioner.
 func PartitionOf(topic string, key []byte, n int) int32 {
 	p := kgo.StickyKeyPartitioner(nil).ForTopic(topic)
-	return int32(p.Partition(&kgo.Record{Topic: topic, Key: key}, n))
+	return int32(p.Partition(&kgo.Record{Topic: topic, Key: key}, n)) //nolint:gosec // G115: below n, a partition count, which Kafka keeps in int32
 }
 
 // Follow calls fn with each record of f.Key, in log order, from f.Since

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Failure classes of records that can never be processed: the value of the
@@ -244,7 +245,8 @@ func NewRunner(cfg RunnerConfig, h Handler, log *slog.Logger) (*Runner, error) {
 		kgo.ConsumeTopics(cfg.Topics...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
-		kgo.RequireStableFetchOffsets(),
+		// Committed offsets are fetched with RequireStable: franz-go always
+		// asks it for group consumers (its old option for it is a no-op).
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			r.log.Info("partitions assigned", "partitions", m)
 		}),
@@ -442,7 +444,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		var wait time.Duration
 		if transient != nil {
 			f := r.fail(fetchKey, -1, transient)
-			wait = Backoff(r.cfg.Backoff, min(r.cfg.MaxBackoff, 5*time.Second), f.attempts)
+			wait = backoff(r.cfg.Backoff, min(r.cfg.MaxBackoff, 5*time.Second), f.attempts)
 			if r.shouldLog(fetchKey) {
 				r.log.Warn("fetch failed; retrying", "attempt", f.attempts, "failing_since", f.since, "delay", wait, "err", transient)
 			}
@@ -585,7 +587,7 @@ func (r *Runner) process(ctx context.Context, b Batch, hold time.Duration) (time
 			return 0, 0, errStopping
 		}
 		streak := r.fail(k, first, err)
-		delay := Backoff(r.cfg.Backoff, r.cfg.MaxBackoff, streak.attempts)
+		delay := backoff(r.cfg.Backoff, r.cfg.MaxBackoff, streak.attempts)
 		if r.shouldLog(k) {
 			level, msg := slog.LevelWarn, "batch failed; retrying"
 			if IsPermanent(err) {
@@ -606,15 +608,12 @@ func (r *Runner) process(ctx context.Context, b Batch, hold time.Duration) (time
 	}
 }
 
-// Backoff returns the jittered exponential delay before retry n (1-based).
-func Backoff(base, max time.Duration, n int) time.Duration {
-	d := base
-	for i := 1; i < n && d < max; i++ {
-		d *= 2
-	}
-	if d > max {
-		d = max
-	}
-	jitter := time.Duration(rand.Int64N(int64(d)/5 + 1))
-	return d - d/10 + jitter
+// jitter spreads the retry delays of the runner and of EachRecord by ±10%,
+// so partitions that fail together do not retry in step.
+const jitter = 0.1
+
+// backoff is the delay before retry n (1-based): base doubling up to
+// ceiling, jittered.
+func backoff(base, ceiling time.Duration, n int) time.Duration {
+	return retry.Exponential{Base: base, Max: ceiling, Jitter: jitter}.Delay(n)
 }

@@ -80,7 +80,7 @@ func TestKeyRingNeverPrintsKeys(t *testing.T) {
 	raw := bytes.Repeat([]byte{7}, KeySize)
 	require.NotContains(t, out, testKey(7).Reveal())
 	require.NotContains(t, out, string(raw))
-	require.NotContains(t, out, fmt.Sprint(raw))
+	require.NotContains(t, out, fmt.Sprintf("%v", raw))
 }
 
 func TestGenerateKey(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/internal/postgres"
 )
 
 // Schema is the Postgres schema of the store's table.
@@ -44,7 +44,7 @@ func Migrations() fs.FS {
 
 // Migrate creates or updates the store's schema.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
-	if err := pgproj.Migrate(ctx, pool, Schema, Migrations(), log); err != nil {
+	if err := postgres.Migrate(ctx, pool, postgres.Schema{Name: Schema, Migrations: Migrations()}, log); err != nil {
 		return fmt.Errorf("keystore: %w", err)
 	}
 	return nil
@@ -54,10 +54,10 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 type AttachOutcome int
 
 const (
-	// Attached: the key is now stored for the investigation.
+	// Attached means the key is now stored for the investigation.
 	Attached AttachOutcome = iota + 1
-	// AlreadyAttached: an unexpired key was already stored; it is kept and
-	// the new one is dropped (first key wins).
+	// AlreadyAttached means an unexpired key was already stored; it is
+	// kept and the new one is dropped (first key wins).
 	AlreadyAttached
 )
 
@@ -196,7 +196,7 @@ func (s *Store) Announce(ctx context.Context, investigationID string, now time.T
 	if err != nil {
 		return false, fmt.Errorf("keystore: announce key of investigation %s: %w", id, err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit; a failed rollback closes the connection, which ends the transaction
 	a := Attachment{InvestigationID: id}
 	var announced bool
 	err = tx.QueryRow(ctx, `

@@ -38,12 +38,12 @@ func WithVerifier(v Verifier, timeout time.Duration) Option {
 
 // errXNotVerifiable explains X posts' provenance: X offers no public API the
 // server could check a tweet against.
-var errXNotVerifiable = errors.New("X posts cannot be verified server-side")
+var errXNotVerifiable = errors.New("X posts cannot be verified server-side") //nolint:staticcheck // ST1005: X is a name; the text is recorded in events and pinned by golden files
 
 // errThreadsNotVerifiable explains Threads posts' provenance: Threads has
 // no public API a server can read a post from without an account, so
 // Threads versions are always CLIENT_FALLBACK.
-var errThreadsNotVerifiable = fmt.Errorf("Threads has no public API to read a post from: %w", canonical.ErrNotVerifiable)
+var errThreadsNotVerifiable = fmt.Errorf("Threads has no public API to read a post from: %w", canonical.ErrNotVerifiable) //nolint:staticcheck // ST1005: Threads is a name; the text is recorded in events and pinned by golden files
 
 // verify replaces the client-derived registration p with the platform's
 // canonical version when the platform answers, and returns the integrity

@@ -46,7 +46,7 @@ type Appender interface {
 	Append(ctx context.Context, evs ...events.Event) ([]producers.Position, error)
 }
 
-// ErrUserKeysDisabled: a user key was given but no key store is configured.
+// ErrUserKeysDisabled means a user key was given but no key store is configured.
 var ErrUserKeysDisabled = errors.New("this instance does not accept users' OpenAI keys")
 
 // Service appends investigation requests.

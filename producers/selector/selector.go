@@ -105,7 +105,16 @@ func (s *Selector) Run(ctx context.Context) (Result, error) {
 		s.log.Info("another selector run holds the lock; skipping")
 		return Result{Skipped: true}, nil
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, lockKey) //nolint:errcheck
+	defer func() {
+		// The lock belongs to the session, which outlives the run in the
+		// pool: when the unlock fails, close the connection so the pool
+		// drops it and the lock ends with it.
+		uctx := context.WithoutCancel(ctx)
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, lockKey); err != nil {
+			s.log.Warn("selector unlock failed; closing its connection", "err", err)
+			_ = conn.Conn().Close(uctx)
+		}
+	}()
 
 	now := s.now().UTC()
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)

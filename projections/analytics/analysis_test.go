@@ -135,7 +135,8 @@ func analysisWorkload(seed uint64, n int) []events.Event {
 		sha := analysistest.Hash(text)
 		req := &events.AnalysisRequestedV1{AnalysisType: events.AnalysisTypeVerdict, PromptVersion: "verdict-v1", InputKind: kind,
 			Text: text, ContentSHA256: sha, Source: events.AnalysisSourceWorkbench}
-		if kind == events.AnalysisInputPost {
+		switch kind {
+		case events.AnalysisInputPost:
 			req.Platform = events.Platforms[i%len(events.Platforms)]
 			req.ExternalID = fmt.Sprintf("a%04d", i)
 			if req.Platform == events.PlatformBluesky {
@@ -144,7 +145,7 @@ func analysisWorkload(seed uint64, n int) []events.Event {
 			req.PostID = events.PostID(req.Platform, req.ExternalID)
 			req.PostVersionID = events.PostVersionID(req.PostID, sha)
 			req.Source = events.AnalysisSourceExtension
-		} else if kind == events.AnalysisInputURL {
+		case events.AnalysisInputURL:
 			req.URL = fmt.Sprintf("https://example.org/page/%d", i)
 			req.Source = events.AnalysisSourceAPI
 		}

@@ -108,12 +108,12 @@ func writeSection(out *bytes.Buffer, table, cols string, lines [][]byte) {
 	}
 }
 
-func dumpLines(ctx context.Context, conn driver.Conn, query string) ([][]byte, error) {
+func dumpLines(ctx context.Context, conn driver.Conn, query string) (_ [][]byte, err error) {
 	rows, err := conn.Query(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer closeRows(rows, &err)
 	var lines [][]byte
 	for rows.Next() {
 		var line string

@@ -73,7 +73,7 @@ func NewProjector(conn driver.Conn, reg *events.Registry, topics events.Topics, 
 // Positions implements kafka.PositionStore: the next offset stored per
 // partition (the largest written; rows of older writes may linger until a
 // merge).
-func (p *Projector) Positions(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
+func (p *Projector) Positions(ctx context.Context, topics []string) (_ map[string]map[int32]int64, err error) {
 	want := map[string]bool{}
 	for _, t := range topics {
 		want[t] = true
@@ -82,7 +82,7 @@ func (p *Projector) Positions(ctx context.Context, topics []string) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("read metrics positions: %w", err)
 	}
-	defer rows.Close()
+	defer closeRows(rows, &err)
 	out := map[string]map[int32]int64{}
 	for rows.Next() {
 		var topic string

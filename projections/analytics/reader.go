@@ -106,6 +106,16 @@ func (r *Reader) Incidence(ctx context.Context, f Filter) (Incidence, error) {
 	return out, nil
 }
 
+// closeRows closes rows at the end of a read and reports its error in
+// *err unless an error came first. Close drains what is left of the
+// result: an exception ClickHouse sends after the last block can surface
+// only there, when Next saw the stream end first.
+func closeRows(rows driver.Rows, err *error) {
+	if cerr := rows.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}
+
 // AuthorStat is one author's all-time counts.
 type AuthorStat struct {
 	AuthorID           string
@@ -119,7 +129,7 @@ type AuthorStat struct {
 
 // AuthorStats lists authors by flagged claims (then investigated posts,
 // then id), limit of them (<= 0: all). platform narrows to one platform.
-func (r *Reader) AuthorStats(ctx context.Context, platform string, limit int) ([]AuthorStat, error) {
+func (r *Reader) AuthorStats(ctx context.Context, platform string, limit int) (_ []AuthorStat, err error) {
 	if err := (Filter{Platform: platform}).Validate(); err != nil {
 		return nil, err
 	}
@@ -133,7 +143,7 @@ func (r *Reader) AuthorStats(ctx context.Context, platform string, limit int) ([
 	if err != nil {
 		return nil, fmt.Errorf("metrics author stats: %w", err)
 	}
-	defer rows.Close()
+	defer closeRows(rows, &err)
 	var out []AuthorStat
 	for rows.Next() {
 		var s AuthorStat
@@ -159,7 +169,7 @@ type Day struct {
 
 // Daily returns the daily series for days in [from, to) (UTC days; nil
 // bounds are open), ordered by day and platform; platform "" means all.
-func (r *Reader) Daily(ctx context.Context, platform string, from, to *time.Time) ([]Day, error) {
+func (r *Reader) Daily(ctx context.Context, platform string, from, to *time.Time) (_ []Day, err error) {
 	if err := (Filter{Platform: platform, WindowStart: from, WindowEnd: to}).Validate(); err != nil {
 		return nil, err
 	}
@@ -178,7 +188,7 @@ func (r *Reader) Daily(ctx context.Context, platform string, from, to *time.Time
 	if err != nil {
 		return nil, fmt.Errorf("metrics daily series: %w", err)
 	}
-	defer rows.Close()
+	defer closeRows(rows, &err)
 	var out []Day
 	for rows.Next() {
 		var d Day

@@ -178,12 +178,6 @@ func (s *rowSet) merge(o *rowSet) {
 	s.postVerdicts = append(s.postVerdicts, o.postVerdicts...)
 }
 
-func (s *rowSet) len() int {
-	return len(s.postVersions) + len(s.views) + len(s.investigations) + len(s.claims) +
-		len(s.attempts) + len(s.assessments) + len(s.assessmentSources) +
-		len(s.analyses) + len(s.analysisAttempts) + len(s.postVerdicts)
-}
-
 // handledTypes are the stored event types the projection reads (v1 views are
 // upcast to v2 by the registry).
 var handledTypes = map[string]bool{
@@ -255,7 +249,7 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 	case *events.PostVersionRegisteredV1:
 		r := postVersionRow{EventID: ev.ID, PostID: p.PostID, PostVersionID: p.PostVersionID, Platform: p.Platform,
 			ExternalID: p.ExternalID, URL: p.URL, VersionHash: p.VersionHash, Provenance: p.Provenance,
-			WordCount: uint32(max(p.WordCount, 0)), ReporterKeyHash: p.ReporterKey, RegisteredAt: at, position: pos}
+			WordCount: toUint32(p.WordCount), ReporterKeyHash: p.ReporterKey, RegisteredAt: at, position: pos}
 		if p.Author != nil {
 			r.AuthorID = events.AuthorID(p.Platform, p.Author.PlatformUserID)
 			r.AuthorPlatformUserID = p.Author.PlatformUserID
@@ -273,8 +267,8 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 	case *events.InvestigationCompletedV1:
 		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
 			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusCompleted, Provenance: p.Provenance,
-			PromptVersion: p.PromptVersion, Provider: p.Provider, Model: p.Model, ClaimCount: uint32(len(p.Claims)),
-			Series: uint32(max(p.Series, 0)), EventTime: at, position: pos})
+			PromptVersion: p.PromptVersion, Provider: p.Provider, Model: p.Model, ClaimCount: toUint32(len(p.Claims)),
+			Series: toUint32(p.Series), EventTime: at, position: pos})
 		for i, c := range p.Claims {
 			s.claims = append(s.claims, claimRow{EventID: ev.ID, ClaimID: c.ID, InvestigationID: p.InvestigationID,
 				PostID: p.PostID, PostVersionID: p.PostVersionID, Position: uint16(i), Text: c.Text, Summary: c.Summary,
@@ -283,18 +277,18 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 	case *events.InvestigationFailedV1:
 		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
 			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusFailed, Provenance: p.Provenance,
-			FailureReason: p.Reason, Attempts: uint32(max(p.Attempts, 0)), Series: uint32(max(p.Series, 0)),
+			FailureReason: p.Reason, Attempts: toUint32(p.Attempts), Series: toUint32(p.Series),
 			EventTime: at, position: pos})
 	case *events.InvestigationAttemptStartedV1:
 		s.attempts = append(s.attempts, attemptRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
-			Series: uint64(p.Series), Attempt: uint64(p.Attempt), PromptName: p.Prompt.Name,
+			Series: toUint64(p.Series), Attempt: toUint64(p.Attempt), PromptName: p.Prompt.Name,
 			PromptVersion: p.Prompt.Name + "@" + p.Prompt.Version, PromptSHA256: p.Prompt.SHA256,
 			Provider: p.Provider, Model: p.Model, Credential: p.Credential, StartedAt: at, position: pos})
 	case *events.InvestigationClaimAssessedV1:
 		s.addAssessment(ev.ID, at, pos, p)
 	case *events.AnalysisRequestedV1:
 		s.analyses = append(s.analyses, analysisRow{EventID: ev.ID, AnalysisID: p.AnalysisID, InputKind: p.InputKind,
-			Platform: p.Platform, Source: p.Source, Prompt: p.PromptVersion, TextLength: uint32(utf8.RuneCountInString(p.Text)),
+			Platform: p.Platform, Source: p.Source, Prompt: p.PromptVersion, TextLength: toUint32(utf8.RuneCountInString(p.Text)),
 			RequestedAt: at, position: pos})
 	case *events.AnalysisAttemptStartedV1:
 		prompts := make([]string, len(p.Prompts))
@@ -302,14 +296,14 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 			prompts[i] = pr.Name + "@" + pr.Version
 		}
 		s.analysisAttempts = append(s.analysisAttempts, analysisAttemptRow{EventID: ev.ID, AnalysisID: p.AnalysisID,
-			Attempt: uint32(p.Attempt), Prompts: prompts, Provider: p.Provider, Model: p.Model,
+			Attempt: toUint32(p.Attempt), Prompts: prompts, Provider: p.Provider, Model: p.Model,
 			RegistryVersion: p.RegistryVersion, PolicyVersion: p.PolicyVersion, Rubric: p.RubricVersion,
 			StartedAt: at, position: pos})
 	case *events.AnalysisPostVerdictV1:
-		r := postVerdictRow{EventID: ev.ID, AnalysisID: p.AnalysisID, Attempt: uint32(p.Attempt), Label: p.Label,
-			Band: p.Band, TruthPercent: uint8(p.TruthPercent), Confidence: uint8(p.Confidence),
+		r := postVerdictRow{EventID: ev.ID, AnalysisID: p.AnalysisID, Attempt: toUint32(p.Attempt), Label: p.Label,
+			Band: p.Band, TruthPercent: toUint8(p.TruthPercent), Confidence: toUint8(p.Confidence),
 			ConfidenceBand: ConfidenceBand(p.Confidence), Caps: make([]string, len(p.Caps)),
-			ClaimCount: uint32(max(p.Claims, 0)), CaveatCount: uint32(len(p.Caveats)), SourceCount: uint32(len(p.Sources)),
+			ClaimCount: toUint32(p.Claims), CaveatCount: toUint32(len(p.Caveats)), SourceCount: toUint32(len(p.Sources)),
 			VerdictAt: at, position: pos}
 		for i, c := range p.Caps {
 			r.Caps[i] = c.Rule
@@ -331,13 +325,13 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 // probabilities; counts are Int64), so no value is silently changed.
 func (s *rowSet) addAssessment(id string, at time.Time, pos position, p *events.InvestigationClaimAssessedV1) {
 	r := assessmentRow{EventID: id, SubmissionID: p.SubmissionID, InvestigationID: p.InvestigationID,
-		Series: uint64(p.Series), Attempt: uint64(p.Attempt), Causal: p.Causal,
+		Series: toUint64(p.Series), Attempt: toUint64(p.Attempt), Causal: p.Causal,
 		EMax: p.EMax, EMean3: p.EMean3, CMax: p.CMax, AgreeDom: int64(p.AgreeDom), RelAvg: p.RelAvg, RecMax: p.RecMax,
-		NumOK: int64(p.NumOK), Raw: p.Raw, Score: uint8(p.Score), Verdict: p.Verdict, Gate4: p.Gate4,
+		NumOK: int64(p.NumOK), Raw: p.Raw, Score: toUint8(p.Score), Verdict: p.Verdict, Gate4: p.Gate4,
 		Gate4Sources: int64(p.Gate4Sources), Gate4Quality: p.Gate4Quality, Gate4Agreement: p.Gate4Agreement,
 		RegistryVersion: p.RegistryVersion, PolicyVersion: p.PolicyVersion, PublishMode: p.PublishMode,
 		Published: p.Published, Reason: p.Reason, Failed: append([]string{}, p.Failed...),
-		QueryCount: uint32(len(p.Queries)), SourceCount: uint32(len(p.Sources)), DroppedCount: uint32(len(p.Dropped)),
+		QueryCount: toUint32(len(p.Queries)), SourceCount: toUint32(len(p.Sources)), DroppedCount: toUint32(len(p.Dropped)),
 		StanceProvider: p.StanceProvider, StanceModel: p.StanceModel, AssessedAt: at, position: pos}
 	for _, q := range p.Queries {
 		if q.Error != "" {
@@ -350,8 +344,19 @@ func (s *rowSet) addAssessment(id string, at time.Time, pos position, p *events.
 	s.assessments = append(s.assessments, r)
 	for i, src := range p.Sources {
 		s.assessmentSources = append(s.assessmentSources, assessmentSourceRow{EventID: id, SubmissionID: p.SubmissionID,
-			InvestigationID: p.InvestigationID, Position: uint32(i), URL: src.URL, Domain: src.Domain, Tier: uint8(src.Tier),
+			InvestigationID: p.InvestigationID, Position: uint32(i), URL: src.URL, Domain: src.Domain, Tier: toUint8(src.Tier),
 			Rule: src.Rule, Origin: src.Origin, Entail: src.Entail, Contradict: src.Contradict, Neutral: src.Neutral,
 			StanceNote: src.StanceNote, Num: src.Num, Recency: src.Recency, AssessedAt: at, position: pos})
 	}
 }
+
+// toUint8, toUint32 and toUint64 fit a number into an unsigned column.
+// Validation bounds every number of an accepted event (scores and
+// percentages 0..100, tiers 1..5, attempts 1..N, series >= 1) and Kafka's
+// record size bounds every count, so they change no value of a valid
+// event; a number out of range saturates instead of wrapping around.
+func toUint8(n int) uint8 { return uint8(min(max(n, 0), math.MaxUint8)) }
+
+func toUint32(n int) uint32 { return uint32(min(toUint64(n), math.MaxUint32)) }
+
+func toUint64(n int) uint64 { return uint64(max(n, 0)) }

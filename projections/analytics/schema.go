@@ -2,21 +2,19 @@ package analytics
 
 import (
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/errata-dev/errata/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -88,38 +86,6 @@ func Open(ctx context.Context, rawURL, database string) (driver.Conn, error) {
 	return conn, nil
 }
 
-// migration is one embedded file: NNN_name.sql.
-type migration struct {
-	version    uint32
-	name       string
-	statements []string
-	checksum   string
-}
-
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.ParseUint(num, 10, 32)
-		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
-			return nil, fmt.Errorf("migration %s: name must be NNN_name.sql", e.Name())
-		}
-		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(body)
-		out = append(out, migration{version: uint32(v), name: e.Name(), statements: splitStatements(string(body)),
-			checksum: hex.EncodeToString(sum[:])})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return int(a.version) - int(b.version) })
-	return out, nil
-}
-
 // splitStatements cuts a file at semicolons that end a line (the HTTP
 // interface runs one statement per request). Migration files keep
 // semicolons out of comments and string literals.
@@ -155,62 +121,90 @@ func stripComments(s string) string {
 	return b.String()
 }
 
-// Migrate brings the schema of conn's default database up to date. Each
-// migration's statements are idempotent (IF NOT EXISTS, OR REPLACE), so a
-// migration interrupted before it was recorded simply runs again; applied
-// versions are recorded in _migrations with the file's sha256, and a
-// recorded migration whose file changed is an error.
+// Migrate brings the schema of conn's default database up to date with the
+// embedded migrations (internal/migrate.Run): each once, in version order,
+// recorded in _migrations with the file's sha256; a recorded migration
+// whose file changed is an error (migrate.ErrEdited).
 func Migrate(ctx context.Context, conn driver.Conn, log *slog.Logger) error {
-	migs, err := loadMigrations()
+	sub, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return err
 	}
-	if err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS _migrations (
+	return migrateFiles(ctx, conn, sub, log)
+}
+
+func migrateFiles(ctx context.Context, conn driver.Conn, files fs.FS, log *slog.Logger) error {
+	migrations, err := migrate.Load(files)
+	if err != nil {
+		return fmt.Errorf("metrics migrations: %w", err)
+	}
+	if log != nil {
+		log = log.With("projection", ProjectorName)
+	}
+	if err := migrate.Run(ctx, migrationStore{conn}, migrations, log); err != nil {
+		return fmt.Errorf("metrics migrations: %w", err)
+	}
+	return nil
+}
+
+// migrationStore is the database's side of migrate.Run. ClickHouse has no
+// transactions and no locks, so each migration's statements are idempotent
+// (IF NOT EXISTS, OR REPLACE): one interrupted before it was recorded runs
+// again, and concurrent migrators converge (_migrations is a
+// ReplacingMergeTree by version, so a version recorded twice is one).
+type migrationStore struct{ conn driver.Conn }
+
+func (migrationStore) Lock(context.Context) (func(), error) { return func() {}, nil }
+
+func (s migrationStore) Prepare(ctx context.Context) error {
+	return s.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS _migrations (
 		version    UInt32,
 		name       String,
 		checksum   String,
 		applied_at DateTime64(3, 'UTC')
-	) ENGINE = ReplacingMergeTree ORDER BY version COMMENT 'applied schema migrations of the metrics projection'`); err != nil {
-		return fmt.Errorf("create _migrations: %w", err)
-	}
-	applied := map[uint32]string{}
-	rows, err := conn.Query(ctx, "SELECT version, any(checksum) FROM _migrations GROUP BY version")
+	) ENGINE = ReplacingMergeTree ORDER BY version COMMENT 'applied schema migrations of the metrics projection'`)
+}
+
+func (s migrationStore) Applied(ctx context.Context) (_ []migrate.Applied, err error) {
+	// name and checksum are the same in every row of a version; max skips
+	// an empty checksum if one was ever recorded without.
+	rows, err := s.conn.Query(ctx, "SELECT version, any(name), max(checksum) FROM _migrations GROUP BY version ORDER BY version")
 	if err != nil {
-		return fmt.Errorf("read _migrations: %w", err)
+		return nil, err
 	}
+	defer closeRows(rows, &err)
+	var out []migrate.Applied
 	for rows.Next() {
 		var v uint32
-		var sum string
-		if err := rows.Scan(&v, &sum); err != nil {
-			rows.Close()
-			return err
+		var a migrate.Applied
+		if err := rows.Scan(&v, &a.Name, &a.Checksum); err != nil {
+			return nil, err
 		}
-		applied[v] = sum
+		a.Version = int(v)
+		out = append(out, a)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	return out, rows.Err()
+}
+
+func (s migrationStore) Apply(ctx context.Context, m migrate.Migration) error {
+	for i, stmt := range splitStatements(m.SQL) {
+		if err := s.conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("statement %d: %w", i+1, err)
+		}
 	}
-	for _, m := range migs {
-		if sum, ok := applied[m.version]; ok {
-			if sum != m.checksum {
-				return fmt.Errorf("metrics migration %s was applied with checksum %s but the file now has %s: add a new migration instead of editing one", m.name, sum, m.checksum)
-			}
-			continue
-		}
-		for i, stmt := range m.statements {
-			if err := conn.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("metrics migration %s statement %d: %w", m.name, i+1, err)
-			}
-		}
-		// Bookkeeping, not projection data: the wall clock is fine here.
-		if err := conn.Exec(ctx, "INSERT INTO _migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
-			m.version, m.name, m.checksum, time.Now().UTC()); err != nil {
-			return fmt.Errorf("record metrics migration %s: %w", m.name, err)
-		}
-		if log != nil {
-			log.Info("metrics migration applied", "migration", m.name)
-		}
+	return s.record(ctx, m)
+}
+
+func (s migrationStore) RecordChecksum(ctx context.Context, _ migrate.Applied, m migrate.Migration) error {
+	return s.record(ctx, m)
+}
+
+func (s migrationStore) record(ctx context.Context, m migrate.Migration) error {
+	// Bookkeeping, not projection data: the wall clock is fine here.
+	if err := s.conn.Exec(ctx, "INSERT INTO _migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+		uint32(m.Version), //nolint:gosec // G115: four digits (migrate's NNNN_name.sql), at most 9999
+		m.Name, m.Checksum, time.Now().UTC()); err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
 	return nil
 }

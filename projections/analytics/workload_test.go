@@ -520,7 +520,7 @@ func (m model) daily() []analytics.Day {
 		}
 	}
 	for _, v := range m.views {
-		get(key{v.day, v.platform}).Views++
+		get(key(v)).Views++
 	}
 	var out []analytics.Day
 	for k, d := range by {

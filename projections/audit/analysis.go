@@ -322,20 +322,20 @@ func usageOf(u events.UsageV1) Usage {
 func analysisStatus(t *AnalysisTrail) string {
 	for _, a := range t.Attempts {
 		if a.End != nil && a.End.Outcome == "COMPLETED" {
-			return StatusComplete
+			return events.StatusComplete
 		}
 	}
 	if len(t.Attempts) == 0 {
-		return StatusPending
+		return events.StatusPending
 	}
 	last := t.Attempts[len(t.Attempts)-1]
 	switch {
 	case last.End == nil:
-		return "RUNNING"
+		return events.StatusRunning
 	case last.End.Retryable:
-		return StatusPending
+		return events.StatusPending
 	default:
-		return StatusFailed
+		return events.StatusFailed
 	}
 }
 

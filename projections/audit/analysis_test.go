@@ -13,6 +13,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
@@ -42,7 +43,7 @@ func TestAnalysisTrailGolden(t *testing.T) {
 	require.NoError(t, err)
 	golden(t, "analysis.public.json", pubJS)
 
-	require.Equal(t, audit.StatusComplete, trail.Status)
+	require.Equal(t, events.StatusComplete, trail.Status)
 	require.Equal(t, len(f.Complete), trail.Steps)
 	require.Len(t, trail.Requests, 2)
 	require.Len(t, trail.Attempts, 2)
@@ -67,7 +68,7 @@ func TestAnalysisTrailGolden(t *testing.T) {
 		id     string
 		evs    []events.Event
 		status string
-	}{{f.OpinionID, f.Opinion, audit.StatusComplete}, {f.FailedID, f.Failed, audit.StatusFailed}} {
+	}{{f.OpinionID, f.Opinion, events.StatusComplete}, {f.FailedID, f.Failed, events.StatusFailed}} {
 		tr, err := audit.BuildAnalysis(tc.id, positioned("errata.analyses", 0, tc.evs))
 		require.NoError(t, err)
 		require.Equal(t, tc.status, tr.Status)
@@ -118,7 +119,7 @@ func TestAnalysisTrailFromLogAndProjection(t *testing.T) {
 	_, err = audit.ReadAnalysisLog(ctx, src, "nope")
 	require.ErrorIs(t, err, audit.ErrInvalidAnalysisID)
 
-	pool, err := pgproj.Connect(ctx, testenv.Postgres(t), audit.Schema)
+	pool, err := postgres.Connect(ctx, testenv.Postgres(t), audit.Schema)
 	require.NoError(t, err)
 	defer pool.Close()
 	require.NoError(t, pgproj.Migrate(ctx, pool, audit.Schema, audit.Migrations(), logging.Discard()))

@@ -126,8 +126,8 @@ func (b *builder) apply(r Record) error {
 		b.identify(p.PostID, p.PostVersionID, p.Platform, p.ExternalID)
 		t.Requests = append(t.Requests, Request{Step: step, Source: p.Source, RequesterKey: p.RequesterKey,
 			UniqueViewScore: p.UniqueViewScore, VersionHash: p.VersionHash})
-		if t.Status == "" || (t.Status == StatusFailed && p.Source == events.RequestSourceInvestigateNow) {
-			t.Status = StatusPending
+		if t.Status == "" || (t.Status == events.StatusFailed && p.Source == events.RequestSourceInvestigateNow) {
+			t.Status = events.StatusPending
 		}
 	case *events.InvestigationKeyAttachedV1:
 		t.UserKeys = append(t.UserKeys, UserKey{Step: step, KeyRingID: p.KeyID, ExpiresAt: p.ExpiresAt})
@@ -157,7 +157,7 @@ func (b *builder) apply(r Record) error {
 		for _, tool := range p.Tools {
 			a.Tools = append(a.Tools, Tool(tool))
 		}
-		t.Status = StatusProcessing
+		t.Status = events.StatusProcessing
 	case *events.InvestigationExchangeRecordedV1:
 		ex, err := exchangeOf(step, p)
 		if err != nil {
@@ -204,7 +204,7 @@ func (b *builder) apply(r Record) error {
 		a := b.attempt(p.AttemptRef)
 		a.Failure = &AttemptFailure{Step: step, Class: p.Class, Kind: p.Kind, Message: p.Message, RetryAt: p.RetryAt}
 		if p.RetryAt != "" {
-			t.Status = StatusPending
+			t.Status = events.StatusPending
 		}
 	case *events.InvestigationStageOneFinishedV1:
 		a := b.attempt(p.AttemptRef)
@@ -214,11 +214,11 @@ func (b *builder) apply(r Record) error {
 		b.identify(p.PostID, p.PostVersionID, "", "")
 		t.Result = &Result{Step: step, Series: p.Series, Attempt: p.Attempt, Provenance: p.Provenance,
 			PromptVersion: p.PromptVersion, Provider: p.Provider, Model: p.Model, Claims: claimsOf(p.Claims)}
-		t.Status = StatusComplete
+		t.Status = events.StatusComplete
 	case *events.InvestigationFailedV1:
 		b.identify(p.PostID, p.PostVersionID, "", "")
 		t.Failures = append(t.Failures, Failure{Step: step, Series: p.Series, Reason: p.Reason, Attempts: p.Attempts})
-		t.Status = StatusFailed
+		t.Status = events.StatusFailed
 	default:
 		return fmt.Errorf("not an investigation event: %T", p)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
@@ -47,7 +48,7 @@ func TestTrailFromLogAndProjection(t *testing.T) {
 	src := audit.LogSource{Brokers: brokers, Topics: topics, Registry: reg, Timeout: time.Minute}
 	fromLog, err := audit.ReadLog(ctx, src, done.InvestigationID)
 	require.NoError(t, err)
-	require.Equal(t, audit.StatusComplete, fromLog.Status)
+	require.Equal(t, events.StatusComplete, fromLog.Status)
 	require.Equal(t, len(done.Investigation), fromLog.Steps)
 	require.Equal(t, int64(3), fromLog.PostVersion.Registrations)
 	require.Equal(t, topics.Name(events.TopicInvestigations), fromLog.Result.Step.Position.Topic)
@@ -67,7 +68,7 @@ func TestTrailFromLogAndProjection(t *testing.T) {
 
 	pendingFromLog, err := audit.ReadLog(ctx, src, pending.InvestigationID)
 	require.NoError(t, err)
-	require.Equal(t, audit.StatusPending, pendingFromLog.Status)
+	require.Equal(t, events.StatusPending, pendingFromLog.Status)
 
 	unknown := events.InvestigationID(events.PostVersionID(done.PostID, "no-such-version"))
 	_, err = audit.ReadLog(ctx, src, unknown)
@@ -77,7 +78,7 @@ func TestTrailFromLogAndProjection(t *testing.T) {
 
 	// The projection.
 	dbURL := testenv.Postgres(t)
-	pool, err := pgproj.Connect(ctx, dbURL, audit.Schema)
+	pool, err := postgres.Connect(ctx, dbURL, audit.Schema)
 	require.NoError(t, err)
 	defer pool.Close()
 	require.NoError(t, pgproj.Migrate(ctx, pool, audit.Schema, audit.Migrations(), logging.Discard()))

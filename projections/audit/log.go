@@ -128,7 +128,7 @@ func postOf(recs []Record) (postID, versionID string) {
 // partitions (franz-go's default partitioner hashes keys like Kafka's Java
 // client: murmur2, sign bit masked, modulo n).
 func PartitionOf(key string, n int) int32 {
-	return int32(kgo.StickyKeyPartitioner(nil).ForTopic("").Partition(&kgo.Record{Key: []byte(key)}, n))
+	return int32(kgo.StickyKeyPartitioner(nil).ForTopic("").Partition(&kgo.Record{Key: []byte(key)}, n)) //nolint:gosec // G115: below n, a partition count, which Kafka keeps in int32
 }
 
 // readKey reads the partition of topic that key maps to, from its start to

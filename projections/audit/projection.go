@@ -164,7 +164,7 @@ type Reader struct {
 }
 
 // NewReader returns a reader over a pool whose search_path is the audit
-// schema (pgproj.Connect(ctx, url, audit.Schema)).
+// schema (postgres.Connect(ctx, url, audit.Schema)).
 func NewReader(pool *pgxpool.Pool, reg *events.Registry) *Reader {
 	return &Reader{pool: pool, registry: reg}
 }
@@ -182,7 +182,7 @@ func (r *Reader) FullTrail(ctx context.Context, investigationID string) (*Trail,
 	if err != nil {
 		return nil, fmt.Errorf("audit: begin: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // reads only: a failed rollback closes the connection, which ends the transaction
 	rows, err := tx.Query(ctx, `SELECT topic, partition, kafka_offset, envelope FROM audit_events
 		WHERE investigation_id = $1 ORDER BY partition, kafka_offset`, investigationID)
 	if err != nil {
@@ -235,7 +235,7 @@ func (r *Reader) Trail(ctx context.Context, investigationID string) (*Trail, err
 	if err != nil {
 		return nil, err
 	}
-	if t.Status != StatusComplete {
+	if t.Status != events.StatusComplete {
 		return nil, nil
 	}
 	return t.Public()

@@ -12,6 +12,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/audit"
@@ -58,7 +59,7 @@ func TestProjectionTrailWithAssessments(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	project := func(schema string, size int) string {
-		pool, err := pgproj.Connect(ctx, url, schema)
+		pool, err := postgres.Connect(ctx, url, schema)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
 		require.NoError(t, pgproj.Migrate(ctx, pool, schema, audit.Migrations(), logging.Discard()))

@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/errata-dev/errata/internal/httpsafe"
@@ -62,123 +63,70 @@ const publicFailureUnknownMsg = "the attempt failed (the operator's audit trail 
 // PublicImageReason is the public category of an image skip reason
 // (consumers/investigator/images.Skipped.Reason).
 func PublicImageReason(reason string) string {
-	switch {
-	case strings.HasPrefix(reason, "limit of ") && strings.HasSuffix(reason, " images reached"):
-		return ReasonLimitReached
-	case reason == "duplicate URL", strings.HasPrefix(reason, "same image as "):
-		return ReasonDuplicate
-	case reason == "canceled":
-		return ReasonCanceled
-	case strings.HasPrefix(reason, "could not store the image: "):
-		return ReasonStorageError
-	case strings.HasPrefix(reason, "larger than ") && strings.HasSuffix(reason, " bytes"):
-		return ReasonTooLarge
-	case reason == "download timed out":
-		return ReasonTimeout
-	case strings.HasPrefix(reason, "HTTP status "):
-		return ReasonHTTPError
-	case reason == "empty response":
-		return ReasonEmptyResponse
-	case reason == "not a JPEG, PNG, GIF or WebP image":
-		return ReasonUnsupportedType
-	case strings.HasPrefix(reason, "download failed: "):
-		if c := transportReason(reason); c != "" {
-			return c
-		}
-	}
-	return ReasonDownloadFailed
+	return classify(reason, imageRules, ReasonDownloadFailed)
 }
 
-// transportReason classifies the text of an internal/httpsafe request
-// error; "" when it names none of its failures.
-func transportReason(text string) string {
-	has := func(err error) bool { return strings.Contains(text, err.Error()) }
-	switch {
-	case has(httpsafe.ErrBlockedAddress), has(httpsafe.ErrBlockedPort):
-		return ReasonBlockedAddress
-	case has(httpsafe.ErrBlockedScheme), has(httpsafe.ErrInvalidURL):
-		return ReasonInvalidURL
-	case has(httpsafe.ErrTooManyRedirects):
-		return ReasonTooManyRedirects
-	case has(httpsafe.ErrTooLarge):
-		return ReasonTooLarge
-	case has(httpsafe.ErrTimeout), strings.Contains(text, "context deadline exceeded"), strings.Contains(text, "i/o timeout"):
-		return ReasonTimeout
+// imageRules classify consumers/investigator/images' skip reasons.
+var imageRules = []rule{
+	{affix("limit of ", " images reached"), ReasonLimitReached, nil},
+	{equals("duplicate URL"), ReasonDuplicate, nil},
+	{affix("same image as ", ""), ReasonDuplicate, nil},
+	{equals("canceled"), ReasonCanceled, nil},
+	{affix("could not store the image: ", ""), ReasonStorageError, nil},
+	{affix("larger than ", " bytes"), ReasonTooLarge, nil},
+	{equals("download timed out"), ReasonTimeout, nil},
+	{affix("HTTP status ", ""), ReasonHTTPError, nil},
+	{equals("empty response"), ReasonEmptyResponse, nil},
+	{equals("not a JPEG, PNG, GIF or WebP image"), ReasonUnsupportedType, nil},
+	{affix("download failed: ", ""), ReasonDownloadFailed, transportRules},
+}
+
+// transportRules classify the text of an internal/httpsafe request error
+// by the failures it names.
+var transportRules = []rule{
+	{contains(httpsafe.ErrBlockedAddress.Error(), httpsafe.ErrBlockedPort.Error()), ReasonBlockedAddress, nil},
+	{contains(httpsafe.ErrBlockedScheme.Error(), httpsafe.ErrInvalidURL.Error()), ReasonInvalidURL, nil},
+	{contains(httpsafe.ErrTooManyRedirects.Error()), ReasonTooManyRedirects, nil},
+	{contains(httpsafe.ErrTooLarge.Error()), ReasonTooLarge, nil},
+	{contains(httpsafe.ErrTimeout.Error(), "context deadline exceeded", "i/o timeout"), ReasonTimeout, nil},
 	// httpsafe's resolver errors ("resolve HOST: lookup HOST on
 	// RESOLVER: no such host", "resolve HOST: no addresses"); a URL cannot
 	// hold these words with their spaces.
-	case strings.Contains(text, ": resolve "), strings.Contains(text, "lookup "):
-		return ReasonDNSFailure
-	case strings.Contains(text, "x509: "), strings.Contains(text, "tls: "):
-		return ReasonTLSError
-	case strings.Contains(text, "dial tcp"), strings.Contains(text, "connection refused"),
-		strings.Contains(text, "connection reset"), strings.Contains(text, "EOF"), strings.Contains(text, "no route to host"):
-		return ReasonConnectionFailed
-	}
-	return ""
+	{contains(": resolve ", "lookup "), ReasonDNSFailure, nil},
+	{contains("x509: ", "tls: "), ReasonTLSError, nil},
+	{contains("dial tcp", "connection refused", "connection reset", "EOF", "no route to host"), ReasonConnectionFailed, nil},
 }
-
-// Texts of producers/ingest/canonical's errors and of the fixed reasons
-// producers/ingest writes (publictext_test.go checks them against the
-// sources).
-const (
-	canonicalNotVerifiable    = "platform content cannot be verified server-side"
-	canonicalInvalidRequest   = "invalid canonical fetch request"
-	canonicalNotFound         = "post not found on platform"
-	canonicalPaywalled        = "post is not publicly readable"
-	canonicalNoContent        = "platform returned no content"
-	canonicalRevisionMismatch = "platform served a different revision"
-	canonicalBadResponse      = "unexpected platform response"
-	canonicalUpstreamStatus   = "platform returned an error status"
-	ingestXNotVerifiable      = "X posts cannot be verified server-side"
-	ingestVerificationOff     = "server verification is disabled on this instance"
-	ingestEmptyCanonical      = "the platform's canonical content normalizes to empty text"
-)
 
 // PublicSourceFetchError is the public category of why server verification
 // could not fetch a post's source (PostVersion.ServerFetchError); "" stays "".
 func PublicSourceFetchError(text string) string {
-	switch {
-	case text == "":
+	if text == "" {
 		return ""
-	case text == ingestXNotVerifiable, strings.Contains(text, canonicalNotVerifiable):
-		return ReasonNotVerifiable
-	case text == ingestVerificationOff:
-		return ReasonVerificationOff
-	case text == ingestEmptyCanonical, strings.Contains(text, canonicalNoContent):
-		return ReasonNoContent
-	case strings.Contains(text, canonicalNotFound):
-		return ReasonNotFound
-	case strings.Contains(text, canonicalPaywalled):
-		return ReasonPaywalled
-	case strings.Contains(text, canonicalRevisionMismatch):
-		return ReasonRevisionMismatch
-	case strings.Contains(text, canonicalUpstreamStatus):
-		return ReasonHTTPError
-	case strings.Contains(text, canonicalBadResponse):
-		return ReasonBadResponse
-	case strings.Contains(text, canonicalInvalidRequest):
-		return ReasonInvalidRequest
 	}
-	if c := transportReason(text); c != "" {
-		return c
-	}
-	return ReasonFetchFailed
+	return classify(text, sourceFetchRules, ReasonFetchFailed)
 }
+
+// sourceFetchRules classify the texts of producers/ingest/canonical's
+// errors and of the fixed reasons producers/ingest writes
+// (publictext_test.go checks them against the sources), then transport
+// failures.
+var sourceFetchRules = slices.Concat([]rule{
+	{equals("X posts cannot be verified server-side"), ReasonNotVerifiable, nil},
+	{contains("platform content cannot be verified server-side"), ReasonNotVerifiable, nil},
+	{equals("server verification is disabled on this instance"), ReasonVerificationOff, nil},
+	{equals("the platform's canonical content normalizes to empty text"), ReasonNoContent, nil},
+	{contains("platform returned no content"), ReasonNoContent, nil},
+	{contains("post not found on platform"), ReasonNotFound, nil},
+	{contains("post is not publicly readable"), ReasonPaywalled, nil},
+	{contains("platform served a different revision"), ReasonRevisionMismatch, nil},
+	{contains("platform returned an error status"), ReasonHTTPError, nil},
+	{contains("unexpected platform response"), ReasonBadResponse, nil},
+	{contains("invalid canonical fetch request"), ReasonInvalidRequest, nil},
+}, transportRules)
 
 // searchFailedPrefix starts the web_search tool's error output
 // (consumers/investigator: {"error":"search failed: ..."}).
 const searchFailedPrefix = "search failed: "
-
-// Texts of consumers/websearch's error kinds.
-const (
-	searchUnauthorized = "search: provider refused the credentials"
-	searchRateLimited  = "search: rate limited"
-	searchUnavailable  = "search: provider unavailable"
-	searchBadRequest   = "search: request refused"
-	searchBadResponse  = "search: malformed response"
-	searchInvalidQuery = "search: invalid query"
-)
 
 // publicToolOutput is a tool result as the public trail shows it: the
 // web_search tool's error, which quotes the search provider's error (an
@@ -203,32 +151,27 @@ func publicToolOutput(name, output string) string {
 }
 
 func publicSearchError(text string) string {
-	switch {
-	case strings.Contains(text, searchUnauthorized):
-		return ReasonUnauthorized
-	case strings.Contains(text, searchRateLimited):
-		return ReasonRateLimited
-	case strings.Contains(text, searchBadRequest):
-		return ReasonRefused
-	case strings.Contains(text, searchBadResponse):
-		return ReasonBadResponse
-	case strings.Contains(text, searchInvalidQuery):
-		return ReasonInvalidQuery
-	}
-	if c := transportReason(text); c != "" {
-		return c
-	}
-	if strings.Contains(text, searchUnavailable) {
-		return ReasonUnavailable
-	}
-	return ReasonSearchFailed
+	return classify(text, searchRules, ReasonSearchFailed)
 }
+
+// searchRules classify the texts of consumers/websearch's error kinds,
+// then transport failures; a provider that is unavailable for another
+// reason last.
+var searchRules = slices.Concat([]rule{
+	{contains("search: provider refused the credentials"), ReasonUnauthorized, nil},
+	{contains("search: rate limited"), ReasonRateLimited, nil},
+	{contains("search: request refused"), ReasonRefused, nil},
+	{contains("search: malformed response"), ReasonBadResponse, nil},
+	{contains("search: invalid query"), ReasonInvalidQuery, nil},
+}, transportRules, []rule{
+	{contains("search: provider unavailable"), ReasonUnavailable, nil},
+})
 
 // publicFailureMessages are the public sentences of failure kinds: the
 // model provider's (consumers/llm Kind) and the investigator's own. Their
 // recorded messages quote transport errors (the provider's or a store's
 // address), provider texts (account and organization ids) or store errors.
-var publicFailureMessages = map[string]string{
+var publicFailureMessages = map[string]string{ //nolint:gosec // G101: public sentences naming failure kinds, no credential in them
 	"rate_limited":           "the model provider asked to slow down",
 	"quota_exceeded":         "the model provider's quota for this instance is exhausted",
 	"server_error":           "the model provider failed",
@@ -304,28 +247,66 @@ const (
 	StanceNotJudged     = "not_judged"
 )
 
-// Texts of the stance notes (consumers/evidence/stance's notes and the
-// investigator's assessor; publictext_test.go checks them).
-const (
-	stanceNoteEmptyPassage = "empty passage"
-	stanceNoteEmptyClaim   = "empty claim"
-	stanceNoteBrokeSchema  = "stance answer broke the schema "
-	stanceNoteUnusable     = "unusable stance: "
-)
-
 // PublicStanceNote is the public category of a stance note; "" stays "".
 // The notes repeat what the model answered or refused with, and provider
 // texts, which the public trail shows only as categories.
 func PublicStanceNote(note string) string {
-	switch {
-	case note == "":
+	if note == "" {
 		return ""
-	case note == stanceNoteEmptyPassage:
-		return StanceEmptyPassage
-	case note == stanceNoteEmptyClaim:
-		return StanceEmptyClaim
-	case strings.HasPrefix(note, stanceNoteBrokeSchema), strings.HasPrefix(note, stanceNoteUnusable):
-		return StanceInvalidAnswer
 	}
-	return StanceNotJudged
+	return classify(note, stanceNoteRules, StanceNotJudged)
+}
+
+// stanceNoteRules classify the texts of the stance notes
+// (consumers/evidence/stance's notes and the assessors';
+// publictext_test.go checks them).
+var stanceNoteRules = []rule{
+	{equals("empty passage"), StanceEmptyPassage, nil},
+	{equals("empty claim"), StanceEmptyClaim, nil},
+	{affix("stance answer broke the schema ", ""), StanceInvalidAnswer, nil},
+	{affix("unusable stance: ", ""), StanceInvalidAnswer, nil},
+}
+
+// rule gives a text that matches it a public category. With then, a
+// matching text is classified further by those rules, and reason is the
+// category when none of them matches.
+type rule struct {
+	match  func(string) bool
+	reason string
+	then   []rule
+}
+
+// classify is the category of the first rule text matches; fallback when
+// none does.
+func classify(text string, rules []rule, fallback string) string {
+	for _, r := range rules {
+		if !r.match(text) {
+			continue
+		}
+		if r.then != nil {
+			return classify(text, r.then, r.reason)
+		}
+		return r.reason
+	}
+	return fallback
+}
+
+// equals matches the text s.
+func equals(s string) func(string) bool { return func(t string) bool { return t == s } }
+
+// affix matches a text that starts with prefix and ends with suffix.
+func affix(prefix, suffix string) func(string) bool {
+	return func(t string) bool { return strings.HasPrefix(t, prefix) && strings.HasSuffix(t, suffix) }
+}
+
+// contains matches a text holding any of subs.
+func contains(subs ...string) func(string) bool {
+	return func(t string) bool {
+		for _, s := range subs {
+			if strings.Contains(t, s) {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -21,14 +21,6 @@ import (
 // ErrNotFound is returned when an investigation has no event.
 var ErrNotFound = errors.New("investigation not found")
 
-// Investigation states as the trail derives them from its events.
-const (
-	StatusPending    = "PENDING"
-	StatusProcessing = "PROCESSING"
-	StatusComplete   = "COMPLETE"
-	StatusFailed     = "FAILED"
-)
-
 // Position is where an event is on the log.
 type Position struct {
 	Topic     string `json:"topic"`

@@ -65,7 +65,7 @@ func TestCompleteTrailGolden(t *testing.T) {
 	golden(t, "complete.public.json", pubJS)
 
 	// The trail shows every step.
-	require.Equal(t, audit.StatusComplete, trail.Status)
+	require.Equal(t, events.StatusComplete, trail.Status)
 	require.Equal(t, len(f.Investigation), trail.Steps)
 	pv := trail.PostVersion
 	require.NotNil(t, pv)
@@ -188,7 +188,7 @@ func TestPublicTrailLeavesOutCallerAndDeploymentDetails(t *testing.T) {
 func TestPendingTrail(t *testing.T) {
 	f := audittest.Pending("pending", "1860000000000000003")
 	trail := build(t, f)
-	require.Equal(t, audit.StatusPending, trail.Status)
+	require.Equal(t, events.StatusPending, trail.Status)
 	require.Empty(t, trail.Attempts)
 	require.Nil(t, trail.Result)
 	var text bytes.Buffer

@@ -2,6 +2,8 @@ package pgproj_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
@@ -23,7 +26,7 @@ func connect(t *testing.T, url, schema string) *pgxpool.Pool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pool, err := pgproj.Connect(ctx, url, schema)
+	pool, err := postgres.Connect(ctx, url, schema)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	return pool
@@ -92,6 +95,15 @@ func TestMigrateServingIsIdempotentAndSchemaLocal(t *testing.T) {
 	require.Equal(t, applied, texts(t, a, `SELECT version || ' ' || applied_at::text FROM schema_migrations ORDER BY version`),
 		"a second run applies nothing")
 	require.Equal(t, wantVersions, versions(t, a))
+	var wantChecksums []string
+	for _, n := range names {
+		body, err := fs.ReadFile(serving.Migrations(), n)
+		require.NoError(t, err)
+		sum := sha256.Sum256(body)
+		wantChecksums = append(wantChecksums, strings.TrimSuffix(n, ".sql")+" "+hex.EncodeToString(sum[:]))
+	}
+	require.Equal(t, wantChecksums, texts(t, a, `SELECT version || ' ' || checksum FROM schema_migrations ORDER BY version`),
+		"each migration is recorded with its file's sha256")
 	for _, want := range []string{
 		"authors", "content_blobs", "html_blobs", "image_occurrence_sets", "image_occurrences",
 		"lesswrong_version_meta", "post_versions", "post_view_credits", "posts",
@@ -191,7 +203,7 @@ func TestSchemaNames(t *testing.T) {
 	} {
 		t.Run(tc.schema, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := pgproj.PoolConfig("postgres://u:p@127.0.0.1:1/db?sslmode=disable", tc.schema)
+			cfg, err := postgres.PoolConfig("postgres://u:p@127.0.0.1:1/db?sslmode=disable", tc.schema)
 			if tc.ok {
 				require.NoError(t, err)
 				require.Equal(t, tc.schema, cfg.ConnConfig.RuntimeParams["search_path"])
@@ -204,18 +216,4 @@ func TestSchemaNames(t *testing.T) {
 			require.EqualError(t, err, fmt.Sprintf("schema %q is not a lowercase SQL identifier", tc.schema))
 		})
 	}
-}
-
-func TestPoolConfigRejectsBadURL(t *testing.T) {
-	t.Parallel()
-	_, err := pgproj.PoolConfig("postgres://%zz", "serving")
-	require.ErrorContains(t, err, "database url")
-}
-
-// TestConnectSessionSettings checks that pooled connections use the schema
-// and UTC.
-func TestConnectSessionSettings(t *testing.T) {
-	t.Parallel()
-	pool := connect(t, testenv.Postgres(t), "some_schema")
-	require.Equal(t, []string{"some_schema UTC"}, texts(t, pool, `SELECT current_setting('search_path') || ' ' || current_setting('TimeZone')`))
 }

@@ -563,7 +563,7 @@ func TestIsDeterministic(t *testing.T) {
 	timeout := func() error {
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
-		defer tx.Rollback(ctx) //nolint:errcheck // aborted
+		defer tx.Rollback(ctx)
 		_, err = tx.Exec(ctx, `SET LOCAL statement_timeout = 1`)
 		require.NoError(t, err)
 		_, err = tx.Exec(ctx, `SELECT pg_sleep(1)`)

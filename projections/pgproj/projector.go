@@ -134,7 +134,7 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit; a failed rollback closes the connection, which ends the transaction
 
 	// Lock the checkpoint row: a second instance working on the same
 	// partition (a zombie after a rebalance) waits here, then skips.

@@ -1,10 +1,21 @@
-// Package replay rebuilds a read model from the log: it feeds every record
-// of a projection's topics, from the projection's own stored positions (0
-// for a fresh target) up to fixed end offsets, to the projection's handler,
-// without a consumer group, and reports progress. The handler is the same
-// one the live projector uses, so a replay applies exactly what live
-// projection would, and stores positions the same way; it never calls an
-// LLM or any outside service because projections only read events.
+// Package replay rebuilds read models from the log.
+//
+// CatchUp feeds every record of a projection's topics, from the
+// projection's own stored positions (0 for a fresh target) up to fixed end
+// offsets, to the projection's handler, without a consumer group, and
+// reports progress. The handler is the same one the live projector uses, so
+// a replay applies exactly what live projection would, and stores positions
+// the same way; it never calls an LLM or any outside service because
+// projections only read events.
+//
+// A Rebuilder runs `errata replay`, `verify` and `projections` on top of
+// it: it builds a new generation of a read model beside the live one and
+// switches readers to it (blue-green, see package targets), checks the
+// live generation against a rebuild by canonical checksums, reports how far
+// each generation is, and drops one no reader uses. It reaches each read
+// model's stores through Rebuildable: Postgres (pgproj projections),
+// Search (its Postgres fold and Elasticsearch indices) and Analytics
+// (ClickHouse).
 package replay
 
 import (
@@ -18,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Offsets are positions per topic and partition.
@@ -223,12 +235,10 @@ func handleWithRetry(ctx context.Context, h kafka.Handler, b kafka.Batch, log *s
 		if kafka.IsPermanent(err) || ctx.Err() != nil || i == attempts {
 			break
 		}
-		d := kafka.Backoff(200*time.Millisecond, 5*time.Second, i)
+		d := retry.Exponential{Base: 200 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.1}.Delay(i)
 		log.Warn("replay batch failed, retrying", "topic", b.Topic, "partition", b.Partition, "attempt", i, "in", d, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(d):
+		if err := retry.Sleep(ctx, d); err != nil {
+			return err
 		}
 	}
 	return fmt.Errorf("apply %s/%d from %d: %w", b.Topic, b.Partition, b.Records[0].Offset, err)

@@ -215,7 +215,7 @@ func BuildAnalysisDocuments(ctx context.Context, q Querier, ids []string) ([]Doc
 			&created, &completed, &s.Label, &s.Band, &s.TruthPercent, &s.Confidence, &s.Summary, &caveats, &claims); err != nil {
 			return nil, fmt.Errorf("search: read analysis documents: %w", err)
 		}
-		s.Status = StatusComplete
+		s.Status = events.StatusComplete
 		s.CreatedAt, s.CompletedAt = formatTime(created), formatTime(completed)
 		if err := json.Unmarshal(caveats, &s.Caveats); err != nil {
 			return nil, fmt.Errorf("search: caveats of %s: %w", s.AnalysisID, err)

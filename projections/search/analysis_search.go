@@ -1,17 +1,12 @@
 package search
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/elastic/go-elasticsearch/v8"
-	"github.com/elastic/go-elasticsearch/v8/esapi"
 
 	"github.com/errata-dev/errata/events"
 )
@@ -64,20 +59,10 @@ type AnalysisResult struct {
 
 // Validate checks q without running it.
 func (q AnalysisQuery) Validate() error {
-	invalid := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidQuery}, args...)...)
+	if err := checkPage(q.Limit, q.Offset, q.Text, ""); err != nil {
+		return err
 	}
 	switch {
-	case q.Limit < 1 || q.Limit > MaxLimit:
-		return invalid("limit must be between 1 and %d (got %d)", MaxLimit, q.Limit)
-	case q.Offset < 0:
-		return invalid("offset must be >= 0 (got %d)", q.Offset)
-	case q.Offset+q.Limit > MaxWindow:
-		return invalid("offset + limit must be at most %d (got %d)", MaxWindow, q.Offset+q.Limit)
-	case utf8.RuneCountInString(q.Text) > MaxTextRunes:
-		return invalid("query text is longer than %d characters", MaxTextRunes)
-	case !utf8.ValidString(q.Text):
-		return invalid("query text is not valid UTF-8")
 	case q.Label != "" && !slices.Contains(events.Labels, q.Label):
 		return invalid("label %q is unknown (known: %v)", q.Label, events.Labels)
 	case q.Band != "" && !slices.Contains(events.Bands, q.Band):
@@ -94,33 +79,15 @@ var analysisTextFields = []string{"claims.text^3", "summary^2", "caveats", "titl
 
 var analysisHighlightFields = []string{"claims.text", "summary", "caveats", "title"}
 
-func (q AnalysisQuery) body() ([]byte, error) {
-	filter := []any{map[string]any{"term": map[string]any{"status": StatusComplete}}}
-	for _, t := range [][2]string{{"label", q.Label}, {"band", q.Band}, {"platform", q.Platform}} {
-		if t[1] != "" {
-			filter = append(filter, map[string]any{"term": map[string]any{t[0]: t[1]}})
-		}
-	}
-	boolQuery := map[string]any{"filter": filter}
-	req := map[string]any{"from": q.Offset, "size": q.Limit, "track_total_hits": true}
-	var sort []any
-	if q.Text != "" {
-		boolQuery["must"] = []any{map[string]any{"simple_query_string": map[string]any{
-			"query": q.Text, "fields": analysisTextFields, "default_operator": "and",
-		}}}
-		sort = append(sort, "_score")
-		hl := map[string]any{}
-		for _, f := range analysisHighlightFields {
-			hl[f] = map[string]any{}
-		}
-		req["highlight"] = map[string]any{
-			"encoder": "html", "pre_tags": []string{"<mark>"}, "post_tags": []string{"</mark>"},
-			"fragment_size": 160, "number_of_fragments": 3, "fields": hl,
-		}
-	}
-	req["sort"] = append(sort, map[string]any{"completed_at": "desc"}, map[string]any{"analysis_id": "asc"})
-	req["query"] = map[string]any{"bool": boolQuery}
-	return json.Marshal(req)
+// request is q as a search of the analyses (whole documents).
+func (q AnalysisQuery) request() request {
+	r := request{text: q.Text, fields: analysisTextFields, highlight: analysisHighlightFields,
+		order:  []any{map[string]any{"completed_at": "desc"}, map[string]any{"analysis_id": "asc"}},
+		offset: q.Offset, limit: q.Limit}
+	r.term("label", q.Label)
+	r.term("band", q.Band)
+	r.term("platform", q.Platform)
+	return r
 }
 
 // AnalysisSearcher answers analysis searches from the analyses alias.
@@ -140,34 +107,9 @@ func (s *AnalysisSearcher) Search(ctx context.Context, q AnalysisQuery) (Analysi
 	if err := q.Validate(); err != nil {
 		return AnalysisResult{}, err
 	}
-	body, err := q.body()
+	ans, err := search[AnalysisSource](ctx, s.es, s.alias, "analyses", q.request())
 	if err != nil {
 		return AnalysisResult{}, err
-	}
-	res, err := esapi.SearchRequest{Index: []string{s.alias}, Body: bytes.NewReader(body)}.Do(ctx, s.es)
-	if err != nil {
-		return AnalysisResult{}, fmt.Errorf("search %s: %w", s.alias, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode == http.StatusNotFound {
-		return AnalysisResult{}, fmt.Errorf("search %s: the analyses index does not exist (run `errata migrate`): %w", s.alias, readError(res))
-	}
-	if res.IsError() {
-		return AnalysisResult{}, fmt.Errorf("search %s: %w", s.alias, readError(res))
-	}
-	var ans struct {
-		Hits struct {
-			Total struct {
-				Value int64 `json:"value"`
-			} `json:"total"`
-			Hits []struct {
-				Source    AnalysisSource      `json:"_source"`
-				Highlight map[string][]string `json:"highlight"`
-			} `json:"hits"`
-		} `json:"hits"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&ans); err != nil {
-		return AnalysisResult{}, fmt.Errorf("search %s: decode answer: %w", s.alias, err)
 	}
 	out := AnalysisResult{Total: ans.Hits.Total.Value, Hits: make([]AnalysisHit, 0, len(ans.Hits.Hits))}
 	for _, h := range ans.Hits.Hits {
@@ -183,16 +125,10 @@ func (s *AnalysisSearcher) Search(ctx context.Context, q AnalysisQuery) (Analysi
 		for i, c := range src.Claims {
 			hit.Claims[i] = c.Text
 		}
-		for _, f := range analysisHighlightFields {
-			for _, frag := range h.Highlight[f] {
-				if len(hit.Highlights) < maxHighlights {
-					hit.Highlights = append(hit.Highlights, frag)
-				}
-			}
-		}
+		hit.Highlights = highlights(hit.Highlights, h.Highlight, analysisHighlightFields)
 		out.Hits = append(out.Hits, hit)
 	}
-	out.HasMore = int64(q.Offset+len(out.Hits)) < out.Total
+	out.HasMore = hasMore(q.Offset, len(out.Hits), out.Total)
 	return out, nil
 }
 

@@ -290,9 +290,6 @@ const timeLayout = "2006-01-02T15:04:05.000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// StatusComplete is the only status a document has.
-const StatusComplete = "COMPLETE"
-
 // BuildDocuments reads the documents of the given investigations from the
 // state schema (q's search_path), each at its current revision. An
 // investigation that is not complete yet, or whose version is not
@@ -327,7 +324,7 @@ func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, e
 			&verifiedAt, &corroboration); err != nil {
 			return nil, fmt.Errorf("search: read documents: %w", err)
 		}
-		s.Status = StatusComplete
+		s.Status = events.StatusComplete
 		s.CheckedAt = formatTime(checkedAt)
 		if verifiedAt != nil {
 			v := formatTime(*verifiedAt)

@@ -15,6 +15,7 @@ import (
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Document is one search document to index at an external version.
@@ -90,27 +91,22 @@ type bulkAnswer struct {
 func (b *Bulk) indexChunk(ctx context.Context, index string, docs []Document) error {
 	pending := docs
 	for attempt := 1; ; attempt++ {
-		retry, err := b.send(ctx, index, pending)
+		rejected, err := b.send(ctx, index, pending)
 		if err != nil {
 			return err
 		}
-		if len(retry) == 0 {
+		if len(rejected) == 0 {
 			return nil
 		}
 		if attempt >= b.MaxAttempts {
 			return fmt.Errorf("index %d documents into %s (first %s) after %d attempts: %w",
-				len(retry), index, retry[0].ID, attempt, ErrBulkRejected)
+				len(rejected), index, rejected[0].ID, attempt, ErrBulkRejected)
 		}
-		delay := b.Backoff << (attempt - 1)
-		if delay > b.MaxBackoff || delay <= 0 {
-			delay = b.MaxBackoff
+		delay := retry.Exponential{Base: b.Backoff, Max: b.MaxBackoff}.Delay(attempt)
+		if err := retry.Sleep(ctx, delay); err != nil {
+			return fmt.Errorf("index into %s: %w", index, err)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("index into %s: %w", index, ctx.Err())
-		case <-time.After(delay):
-		}
-		pending = retry
+		pending = rejected
 	}
 }
 

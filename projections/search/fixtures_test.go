@@ -18,6 +18,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/search"
@@ -289,7 +290,7 @@ func state(t testing.TB, dbURL, schema string) *pgxpool.Pool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pool, err := pgproj.Connect(ctx, dbURL, schema)
+	pool, err := postgres.Connect(ctx, dbURL, schema)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	require.NoError(t, pgproj.Migrate(ctx, pool, schema, search.Migrations(), logging.Discard()))
@@ -302,7 +303,7 @@ func apply(t testing.TB, pool *pgxpool.Pool, a *search.Applier, evs []events.Eve
 	ctx := context.Background()
 	tx, err := pool.Begin(ctx)
 	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck
+	defer tx.Rollback(ctx)
 	require.NoError(t, a.Apply(ctx, tx, handled(a, evs)))
 	require.NoError(t, tx.Commit(ctx))
 }

@@ -319,7 +319,7 @@ func TestConcurrentPartitionsConverge(t *testing.T) {
 					errs <- err
 					return
 				}
-				defer tx.Rollback(ctx) //nolint:errcheck
+				defer tx.Rollback(ctx)
 				if err := a.Apply(ctx, tx, handled(a, batch)); err != nil {
 					errs <- err
 					return

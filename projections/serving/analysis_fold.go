@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/errata-dev/errata/events"
 )
 
 // analysisFold assembles analyses from their rows: load reads every row
@@ -301,22 +303,22 @@ func stateOf(started map[int]analysisAttempt, ended map[int]attemptEnd) analysis
 	}
 	if completed > 0 {
 		at := ended[completed].at
-		return analysisState{status: AnalysisComplete, attempt: completed, completedAt: &at}
+		return analysisState{status: events.StatusComplete, attempt: completed, completedAt: &at}
 	}
 	for n := range started {
 		cur = max(cur, n)
 	}
 	if cur == 0 {
-		return analysisState{status: AnalysisPending}
+		return analysisState{status: events.StatusPending}
 	}
 	e, ok := ended[cur]
 	switch {
 	case !ok:
-		return analysisState{status: AnalysisRunning, attempt: cur}
+		return analysisState{status: events.StatusRunning, attempt: cur}
 	case e.retryable:
-		return analysisState{status: AnalysisPending, attempt: cur}
+		return analysisState{status: events.StatusPending, attempt: cur}
 	default:
 		reason := e.reason
-		return analysisState{status: AnalysisFailed, attempt: cur, failure: &reason}
+		return analysisState{status: events.StatusFailed, attempt: cur, failure: &reason}
 	}
 }

@@ -12,14 +12,6 @@ import (
 	"github.com/errata-dev/errata/events"
 )
 
-// Analysis statuses (the job JSON's status).
-const (
-	AnalysisPending  = "PENDING"
-	AnalysisRunning  = "RUNNING"
-	AnalysisComplete = "COMPLETE"
-	AnalysisFailed   = "FAILED"
-)
-
 // Analysis is a verdict analysis as the job JSON shows it (GET
 // /api/v1/analyses/{id}, tRPC verdict.get): it marshals to exactly that
 // object. Claims, their steps and the verdict are those of the current
@@ -215,7 +207,7 @@ func (r *Reader) Analyses(ctx context.Context, ids []string) (map[string]Analysi
 	if err != nil {
 		return nil, fmt.Errorf("analyses: begin: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // reads only: a failed rollback closes the connection, which ends the transaction
 	f := newAnalysisFold()
 	if err := f.load(ctx, tx, valid); err != nil {
 		return nil, fmt.Errorf("analyses: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/analysistest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -25,7 +27,7 @@ import (
 // analysesTopic is the (prefixed) analyses topic the test records come from.
 const analysesTopic = "test.analyses"
 
-var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // analysisRecords encodes evs as consecutive records of one partition of
 // the analyses topic from offset first.
@@ -55,16 +57,16 @@ func jobsJSON(t testing.TB, rd *serving.Reader, f *analysistest.Fixture) []byte 
 	return append(out, '\n')
 }
 
-// golden compares got with testdata/name (UPDATE_GOLDEN=1 rewrites it).
+// golden compares got with testdata/name (-update rewrites it).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if updateGolden {
+	if *update {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with UPDATE_GOLDEN=1 to create %s", path)
+	require.NoError(t, err, "run go test -update to create %s", path)
 	require.Equal(t, string(want), string(got))
 }
 
@@ -88,7 +90,7 @@ func TestAnalysisJobs(t *testing.T) {
 	ctx := context.Background()
 	complete, err := rd.Analysis(ctx, f.CompleteID)
 	require.NoError(t, err)
-	require.Equal(t, serving.AnalysisComplete, complete.Status)
+	require.Equal(t, events.StatusComplete, complete.Status)
 	require.Equal(t, 2, complete.Attempt, "the retried attempt is the current one")
 	require.Equal(t, 2, complete.RequestCount)
 	require.Len(t, complete.Claims, 2)
@@ -102,7 +104,7 @@ func TestAnalysisJobs(t *testing.T) {
 	require.Empty(t, opinion.Claims[0].Queries, "an opinion is not searched")
 	failed, err := rd.Analysis(ctx, f.FailedID)
 	require.NoError(t, err)
-	require.Equal(t, serving.AnalysisFailed, failed.Status)
+	require.Equal(t, events.StatusFailed, failed.Status)
 	require.Equal(t, "provider error (HTTP 500)", *failed.Failure)
 	require.Nil(t, failed.CompletedAt)
 
@@ -172,29 +174,29 @@ func TestAnalysisProgress(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	pending, running := serving.AnalysisPending, serving.AnalysisRunning
+	pending, running := events.StatusPending, events.StatusRunning
 	require.Equal(t, []seen{
-		{pending, 0, 0, 0, 0, false},                 // requested
-		{pending, 0, 0, 0, 0, false},                 // requested again
-		{running, 1, 0, 0, 0, false},                 // attempt 1
-		{running, 1, 1, 0, 0, false},                 // a claim of attempt 1
-		{running, 1, 1, 0, 0, false},                 // its failed exchange
-		{pending, 1, 1, 0, 0, false},                 // failed, retryable
-		{running, 2, 0, 0, 0, false},                 // attempt 2: attempt 1's claim is gone
-		{running, 2, 0, 0, 0, false},                 // extract exchange
-		{running, 2, 1, 0, 0, false},                 // claim 0
-		{running, 2, 2, 0, 0, false},                 // claim 1
-		{running, 2, 2, 1, 0, false},                 // triage 0
-		{running, 2, 2, 2, 0, false},                 // triage 1
-		{running, 2, 2, 2, 1, false},                 // query
-		{running, 2, 2, 2, 2, false},                 // failed query
-		{running, 2, 2, 2, 2, false},                 // stance exchange
-		{running, 2, 2, 2, 2, false},                 // source
-		{running, 2, 2, 2, 2, false},                 // source
-		{running, 2, 2, 2, 2, false},                 // claim verdict
-		{running, 2, 2, 2, 2, false},                 // verdict exchange
-		{running, 2, 2, 2, 2, true},                  // post verdict
-		{serving.AnalysisComplete, 2, 2, 2, 2, true}, // completed
+		{pending, 0, 0, 0, 0, false},              // requested
+		{pending, 0, 0, 0, 0, false},              // requested again
+		{running, 1, 0, 0, 0, false},              // attempt 1
+		{running, 1, 1, 0, 0, false},              // a claim of attempt 1
+		{running, 1, 1, 0, 0, false},              // its failed exchange
+		{pending, 1, 1, 0, 0, false},              // failed, retryable
+		{running, 2, 0, 0, 0, false},              // attempt 2: attempt 1's claim is gone
+		{running, 2, 0, 0, 0, false},              // extract exchange
+		{running, 2, 1, 0, 0, false},              // claim 0
+		{running, 2, 2, 0, 0, false},              // claim 1
+		{running, 2, 2, 1, 0, false},              // triage 0
+		{running, 2, 2, 2, 0, false},              // triage 1
+		{running, 2, 2, 2, 1, false},              // query
+		{running, 2, 2, 2, 2, false},              // failed query
+		{running, 2, 2, 2, 2, false},              // stance exchange
+		{running, 2, 2, 2, 2, false},              // source
+		{running, 2, 2, 2, 2, false},              // source
+		{running, 2, 2, 2, 2, false},              // claim verdict
+		{running, 2, 2, 2, 2, false},              // verdict exchange
+		{running, 2, 2, 2, 2, true},               // post verdict
+		{events.StatusComplete, 2, 2, 2, 2, true}, // completed
 	}, got)
 
 	// The event stream: every event in log order; exchanges without their
@@ -308,7 +310,7 @@ func TestHostileAnalysisEvents(t *testing.T) {
 
 	open := func(schema string) (*projection, *parkingDeadLetters) {
 		ctx := context.Background()
-		pool, err := pgproj.Connect(ctx, url, schema)
+		pool, err := postgres.Connect(ctx, url, schema)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
 		require.NoError(t, pgproj.Migrate(ctx, pool, schema, serving.Migrations(), logging.Discard()))
@@ -323,7 +325,7 @@ func TestHostileAnalysisEvents(t *testing.T) {
 		live.texts(t, `SELECT class FROM projection_parked ORDER BY log_offset`))
 	a, err := serving.NewReader(live.pool).Analysis(context.Background(), f.OpinionID)
 	require.NoError(t, err)
-	require.Equal(t, serving.AnalysisComplete, a.Status, "the completion after them is applied")
+	require.Equal(t, events.StatusComplete, a.Status, "the completion after them is applied")
 	require.Len(t, a.Claims, 2, "the fixture's claim and the long one")
 	require.Len(t, a.Claims[1].Text, 10_000)
 	require.Nil(t, a.Claims[0].Verdict)

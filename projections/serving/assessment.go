@@ -22,7 +22,7 @@ func queueClaimAssessed(b *pgx.Batch, t time.Time, p *events.InvestigationClaimA
 	url, domain, rule, origin, num := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	entail, contradict, neutral, recency := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for i, s := range p.Sources {
-		ord[i], tier[i] = int32(i), int32(s.Tier)
+		ord[i], tier[i] = int32(i), int32(s.Tier) //nolint:gosec // G115: i indexes one record's sources; tiers are 1..5 (events validate them)
 		url[i], domain[i], rule[i], origin[i], num[i] = s.URL, s.Domain, s.Rule, s.Origin, s.Num
 		entail[i], contradict[i], neutral[i], recency[i] = s.Entail, s.Contradict, s.Neutral, s.Recency
 	}

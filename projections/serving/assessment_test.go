@@ -12,6 +12,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/audittest"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -108,7 +109,7 @@ func TestAssessmentsServed(t *testing.T) {
 	// The extension's answer is the published claim, as before.
 	st, err := rd.VersionStatusByID(ctx, f.PostVersionID)
 	require.NoError(t, err)
-	require.Equal(t, serving.InvestigationComplete, st.InvestigationStatus)
+	require.Equal(t, events.StatusComplete, st.InvestigationStatus)
 	require.Equal(t, []string{audittest.Claim}, []string{st.Claims[0].Text})
 
 	// A second assessment of the published submission, saying withheld:
@@ -184,7 +185,7 @@ func TestHostileAssessments(t *testing.T) {
 	open := func(schema string) (*projection, *parkingDeadLetters) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		pool, err := pgproj.Connect(ctx, url, schema)
+		pool, err := postgres.Connect(ctx, url, schema)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
 		require.NoError(t, pgproj.Migrate(ctx, pool, schema, serving.Migrations(), logging.Discard()))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // VersionRef is what a view event needs to know about a registered version:
@@ -203,7 +204,7 @@ func (b *Backlog) endOffsets(ctx context.Context) (map[int32]int64, error) {
 	if r == nil {
 		r = &endRound{done: make(chan struct{})}
 		b.next = r
-		go b.runRound(b.inflight, r)
+		go b.runRound(b.inflight, r) //nolint:gosec // G118: not ctx: the round answers every caller that joins it, so one leaving must not end it; cfg.Wait bounds it
 	}
 	b.roundMu.Unlock()
 	select {
@@ -294,7 +295,8 @@ func (b *Backlog) start(ctx context.Context) (map[int32]int64, error) {
 // away at start-up is waited out.
 func (b *Backlog) Run(ctx context.Context) error {
 	var start map[int32]int64
-	for delay := 100 * time.Millisecond; ; delay = min(delay*2, 5*time.Second) {
+	wait := retry.Exponential{Base: 100 * time.Millisecond, Max: 5 * time.Second}
+	for attempt := 1; ; attempt++ {
 		var err error
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		start, err = b.start(sctx)
@@ -303,10 +305,8 @@ func (b *Backlog) Run(ctx context.Context) error {
 			break
 		}
 		b.cfg.Log.Warn("registration backlog cannot start yet", "err", err)
-		select {
-		case <-ctx.Done():
+		if retry.Sleep(ctx, wait.Delay(attempt)) != nil {
 			return nil
-		case <-time.After(delay):
 		}
 	}
 	offsets := make(map[int32]kgo.Offset, len(start))

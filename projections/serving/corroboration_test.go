@@ -15,6 +15,7 @@ import (
 // reporter of a version counts once; anonymous registrations and repeats
 // do not count; another version of the post has its own count.
 func TestCorroborationCountsDistinctReporters(t *testing.T) {
+	t.Parallel()
 	p := newServing(t, 10)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	reported := func(text, reporter string) *events.PostVersionRegisteredV1 {

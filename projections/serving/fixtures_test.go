@@ -17,7 +17,8 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/internal/postgres"
+	"github.com/errata-dev/errata/internal/testkit/teststack"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -163,7 +164,7 @@ func newProjection(t testing.TB, url, schema string, ipCap int) *projection {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pool, err := pgproj.Connect(ctx, url, schema)
+	pool, err := postgres.Connect(ctx, url, schema)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	require.NoError(t, pgproj.Migrate(ctx, pool, schema, serving.Migrations(), logging.Discard()))
@@ -177,10 +178,11 @@ func newProjection(t testing.TB, url, schema string, ipCap int) *projection {
 	return &projection{pool: pool, proj: proj, dl: dl}
 }
 
-// newServing is newProjection in a fresh database, schema "serving".
+// newServing is newProjection in a fresh database, schema "serving" (a
+// copy of the migrated template: nothing left to migrate).
 func newServing(t testing.TB, ipCap int) *projection {
 	t.Helper()
-	return newProjection(t, testenv.Postgres(t), "serving", ipCap)
+	return newProjection(t, teststack.Database(t), "serving", ipCap)
 }
 
 // handle hands recs to the projector as one batch of their partition.

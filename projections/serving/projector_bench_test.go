@@ -9,8 +9,9 @@ import (
 	"github.com/errata-dev/errata/cmd/errata/bench"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
-	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 // BenchmarkServingProjector measures the serving projector end to end (real
@@ -27,7 +28,7 @@ func BenchmarkServingProjector(b *testing.B) {
 	dbURL := testenv.Postgres(b)
 	ctx := context.Background()
 	const ipCap = 10
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 7, Posts: 200, ViewsPerPost: 99, Viewers: 500, IPRanges: 50, Days: 2,
 		IPRangeDailyCap: ipCap, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})
@@ -78,14 +79,14 @@ func BenchmarkServingProjector(b *testing.B) {
 	b.ReportMetric((n/projectorSecs)/(n/consumeSecs), "projector/consume")
 }
 
-func verifyProjection(b *testing.B, ctx context.Context, dbURL, schema string, exp testenv.Expectation) {
+func verifyProjection(b *testing.B, ctx context.Context, dbURL, schema string, exp workload.Expectation) {
 	b.Helper()
-	pool, err := pgproj.Connect(ctx, dbURL, schema)
+	pool, err := postgres.Connect(ctx, dbURL, schema)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	if err := testenv.VerifyServing(ctx, pool, exp); err != nil {
+	if err := workload.Verify(ctx, pool, exp); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -80,14 +80,6 @@ func (r *Reader) PostStats(ctx context.Context, postID string) (PostStats, error
 	return s, nil
 }
 
-// Investigation statuses (the investigations table's status column).
-const (
-	InvestigationPending    = "PENDING"
-	InvestigationProcessing = "PROCESSING"
-	InvestigationComplete   = "COMPLETE"
-	InvestigationFailed     = "FAILED"
-)
-
 // VersionStatus is a registered version with the state of its own
 // investigation (never another version's: strict version rule).
 type VersionStatus struct {
@@ -201,13 +193,13 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 	if invProvenance != nil {
 		v.InvestigationProvenance = *invProvenance
 	}
-	if v.InvestigationStatus == InvestigationComplete {
+	if v.InvestigationStatus == events.StatusComplete {
 		if v.Claims, err = r.claimsOf(ctx, v.InvestigationID); err != nil {
 			return VersionStatus{}, err
 		}
 		return v, nil
 	}
-	if v.InvestigationStatus == InvestigationPending || v.InvestigationStatus == InvestigationProcessing {
+	if v.InvestigationStatus == events.StatusPending || v.InvestigationStatus == events.StatusProcessing {
 		if v.PendingClaims, v.ConfirmedClaims, err = r.progressOf(ctx, v.InvestigationID, *series, *attempt); err != nil {
 			return VersionStatus{}, err
 		}
@@ -351,7 +343,7 @@ func (r *Reader) ActiveAPIKey(ctx context.Context, keySHA256 string) (bool, erro
 	return ok, nil
 }
 
-const apiKeyColumns = `key_id::text, label, created_at, revoked_at, COALESCE(revoke_reason, '')`
+const apiKeyColumns = `key_id::text, label, created_at, revoked_at, COALESCE(revoke_reason, '')` //nolint:gosec // G101: column names, no credential (a key is stored only as its sha256)
 
 func scanAPIKey(row pgx.Row) (APIKey, error) {
 	var k APIKey

@@ -36,7 +36,7 @@ func TestReaderVersionStatus(t *testing.T) {
 			ID: a.PostVersionID, PostID: a.PostID, Platform: "X", ExternalID: "100",
 			VersionHash: a.VersionHash, ContentHash: a.ContentHash, WordCount: 3,
 		},
-		InvestigationID: events.InvestigationID(a.PostVersionID), InvestigationStatus: serving.InvestigationPending,
+		InvestigationID: events.InvestigationID(a.PostVersionID), InvestigationStatus: events.StatusPending,
 		PendingClaims: []serving.Claim{}, ConfirmedClaims: []serving.Claim{},
 	}, got)
 

@@ -10,10 +10,11 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
-	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/teststack"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 // TestRebuildFromOffsetZeroIsIdentical projects a mixed log live (posts,
@@ -21,9 +22,10 @@ import (
 // serving projection from offset 0 of the same topics into a fresh schema
 // with a new consumer group, and requires every table to be identical.
 func TestRebuildFromOffsetZeroIsIdentical(t *testing.T) {
+	t.Parallel()
 	const ipCap = 4
 	s := teststack.Serving(t, teststack.Options{IPRangeDailyCap: ipCap})
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 11, Posts: 60, ViewsPerPost: 30, Viewers: 25, IPRanges: 5, Days: 2,
 		IPRangeDailyCap: ipCap, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})
@@ -52,12 +54,12 @@ func TestRebuildFromOffsetZeroIsIdentical(t *testing.T) {
 		all = append(all, newEvent(t, p, at.Add(time.Duration(i)*time.Second)))
 	}
 	s.AppendAndWait(t, all...)
-	require.NoError(t, testenv.VerifyServing(context.Background(), s.Pool, w.Expect))
+	require.NoError(t, workload.Verify(context.Background(), s.Pool, w.Expect))
 
 	// Rebuild into schema "rebuild" of the same database.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pool, err := pgproj.Connect(ctx, s.DBURL, "rebuild")
+	pool, err := postgres.Connect(ctx, s.DBURL, "rebuild")
 	require.NoError(t, err)
 	defer pool.Close()
 	require.NoError(t, pgproj.Migrate(ctx, pool, "rebuild", serving.Migrations(), logging.Discard()))

@@ -21,9 +21,9 @@ import (
 	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
-	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/producers"
-	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/projections/serving/workload"
 )
 
 // Options shape a run. Defaults() gives sizes that finish in one to two
@@ -312,7 +312,7 @@ func runProjection(ctx context.Context, opt Options, rs *Resources, res *Result,
 	if err != nil {
 		return err
 	}
-	w := testenv.PostWorkload(testenv.WorkloadSpec{
+	w := workload.Generate(workload.Spec{
 		Seed: 7, Posts: opt.ProjectionPosts, ViewsPerPost: opt.ViewsPerPost, Viewers: 500, IPRanges: 50, Days: 2,
 		IPRangeDailyCap: opt.IPRangeDailyCap, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 	})
@@ -333,11 +333,11 @@ func runProjection(ctx context.Context, opt Options, rs *Resources, res *Result,
 	res.check("projector applied exactly the events appended", res.Projection.Applied == len(w.Events) && until.Total() == len(w.Events),
 		"applied %d, appended %d, log holds %d", res.Projection.Applied, len(w.Events), until.Total())
 	res.check("projection dead letters", res.Projection.DeadLetters == 0, "%d", res.Projection.DeadLetters)
-	pool, err := pgproj.Connect(ctx, rs.DatabaseURL, "projection")
+	pool, err := postgres.Connect(ctx, rs.DatabaseURL, "projection")
 	if err != nil {
 		return err
 	}
-	verr := testenv.VerifyServing(ctx, pool, w.Expect)
+	verr := workload.Verify(ctx, pool, w.Expect)
 	pool.Close()
 	res.check("projection matches the workload's model", verr == nil, "%v", or(fmt.Sprint(verr), "exact"))
 	progress("serving projection baselines: pgx CopyFrom of %d rows, raw consume of %d records", len(w.Events), len(w.Events))

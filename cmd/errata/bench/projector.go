@@ -15,6 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -89,7 +90,7 @@ type ProjectorStats struct {
 // Kafka consumer group, checkpoints in the same transaction as the rows)
 // until it has applied everything below Until, and stops it.
 func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
-	pool, err := pgproj.Connect(ctx, p.DatabaseURL, p.Schema)
+	pool, err := postgres.Connect(ctx, p.DatabaseURL, p.Schema)
 	if err != nil {
 		return ProjectorStats{}, err
 	}

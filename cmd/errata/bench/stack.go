@@ -17,6 +17,7 @@ import (
 	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/producers/investigations"
@@ -75,7 +76,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 		}
 	}()
 	var err error
-	if s.Pool, err = pgproj.Connect(ctx, cfg.DatabaseURL, cfg.Schema); err != nil {
+	if s.Pool, err = postgres.Connect(ctx, cfg.DatabaseURL, cfg.Schema); err != nil {
 		return nil, err
 	}
 	if err := pgproj.Migrate(ctx, s.Pool, cfg.Schema, serving.Migrations(), cfg.Log); err != nil {

@@ -100,7 +100,7 @@ func combine(os []outcome) outcome {
 func judge(c figure, ps []figure) outcome {
 	considered, doubt := false, false
 	for _, p := range ps {
-		if !comparable(c, p) {
+		if !sameMeasure(c, p) {
 			continue
 		}
 		considered = true
@@ -242,11 +242,11 @@ func compare(c, p figure) outcome {
 	return unsure
 }
 
-// comparable reports whether a passage figure may be about what the claim
-// figure measures: dates and ordinals always; other figures when their
-// magnitudes are within a factor of ten ("9 companies" says nothing about
-// "9,000 satellites").
-func comparable(c, p figure) bool {
+// sameMeasure reports whether a passage figure may be about what the
+// claim figure measures: dates and ordinals always; other figures when
+// their magnitudes are within a factor of ten ("9 companies" says nothing
+// about "9,000 satellites").
+func sameMeasure(c, p figure) bool {
 	if c.kind == kindDate || c.kind == kindOrdinal {
 		return true
 	}

@@ -45,7 +45,7 @@ func scan(s string, limit int) []token {
 		case r == utf8.RuneError && size <= 1, unicode.IsSpace(r), unicode.IsControl(r):
 			space = true
 			i += size
-		case r < utf8.RuneSelf && isDigit(byte(r)):
+		case isDigit(s[i]): // an ASCII digit is its own rune
 			end := scanNumber(s, i)
 			toks = append(toks, token{text: s[i:end], kind: tNum, space: space})
 			space = false

@@ -31,7 +31,7 @@ func TestLabelMappings(t *testing.T) {
 	}
 	// Partial support agrees and blocks a flag, but never reaches
 	// Supported or Contested on its own.
-	pol := evidence.DefaultPolicy()
+	pol := evidence.DefaultPolicy().Rules()
 	partial := fcbStance["partially-support"]
 	require.GreaterOrEqual(t, partial.Entail, pol.AgreeEntail)
 	require.GreaterOrEqual(t, partial.Entail, pol.Publish.SupportBlockAt)

@@ -29,7 +29,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/evidence"
 	"github.com/errata-dev/errata/consumers/llm"
-	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Lanes.
@@ -49,7 +49,8 @@ type Options struct {
 	Parallel int
 	// Attempts per claim when the stancer fails (0: 2, since the stance
 	// provider retries transient failures itself); the waits between them
-	// grow from Backoff (0: 2s), or follow the provider's Retry-After.
+	// grow from Backoff (0: 2s) to 30s, or follow the provider's
+	// Retry-After, 30s at most.
 	Attempts int
 	Backoff  time.Duration
 	// Progress, when set, is called after each claim with the number done,
@@ -117,7 +118,7 @@ func judge(pol *evidence.Policy, it Item, stances []evidence.Stance) outcome {
 	ps := make([]evidence.Passage, len(it.Evidence))
 	for j, g := range it.Evidence {
 		ps[j] = evidence.Passage{URL: g.URL, Domain: g.Domain, Tier: g.Tier, Rule: g.Rule, Origin: evidence.OriginGold,
-			Stance: stances[j], Recency: pol.UnknownRecency}
+			Stance: stances[j], Recency: pol.UnknownRecency()}
 	}
 	a := pol.Assess(true, ps)
 	return outcome{label: it.Label, verdict: a.Verdict, publish: a.Decision.Publish, failed: a.Decision.Failed, judged: true}
@@ -219,16 +220,25 @@ func stanceClaim(ctx context.Context, pol *evidence.Policy, it Item, st evidence
 		if n >= attempts || ctx.Err() != nil || (errors.As(err, &le) && !le.Retryable()) {
 			return outcome{label: it.Label}, err
 		}
-		wait := kafka.Backoff(backoff, 30*time.Second, n)
-		if le != nil && le.RetryAfter > wait {
-			wait = le.RetryAfter
-		}
-		select {
-		case <-ctx.Done():
+		if retry.Sleep(ctx, pause(backoff, n, le)) != nil {
 			return outcome{label: it.Label}, err
-		case <-time.After(wait):
 		}
 	}
+}
+
+// maxPause caps the waits between attempts, a provider's Retry-After
+// included.
+const maxPause = 30 * time.Second
+
+// pause is the wait after the n-th failed attempt: backoff doubling to
+// maxPause, jittered by ±10%, or the provider's longer Retry-After (le may
+// be nil), at most maxPause.
+func pause(backoff time.Duration, n int, le *llm.Error) time.Duration {
+	var asked time.Duration
+	if le != nil {
+		asked = le.RetryAfter
+	}
+	return retry.Exponential{Base: backoff, Max: maxPause, Jitter: 0.1}.Wait(n, asked)
 }
 
 // ratio is n/d, and 0 when d is 0 (the counts are reported beside it).
@@ -255,7 +265,7 @@ func summarize(set *Set, pol *evidence.Policy, lane string, outcomes []outcome) 
 		Lines:           set.Lines,
 		Labels:          set.Labels,
 		PositiveLabel:   set.Positive,
-		PolicyName:      pol.Name,
+		PolicyName:      pol.Name(),
 		PolicyVersion:   pol.Version(),
 		AssumedTier:     set.AssumedTier,
 		Confusion:       map[string]map[string]int{},
@@ -391,7 +401,7 @@ func assumptions(set *Set, pol *evidence.Policy, lane string) []string {
 	}
 	out = append(out,
 		"the validator is assumed to approve every claim: the engine's publish rule alone decides what is flagged inline",
-		fmt.Sprintf("passages have no publication date: recency is the policy's unknown-recency weight (%g)", pol.UnknownRecency),
+		fmt.Sprintf("passages have no publication date: recency is the policy's unknown-recency weight (%g)", pol.UnknownRecency()),
 		"flagged = the engine's publish decision; coverage = share of evaluated claims whose verdict is SUPPORTED or REFUTED",
 		"rule costs: gold-incorrect claims the engine found REFUTED but withheld, by the rule that withheld them alone or among others; "+
 			"recall if dropped = recall had that rule alone been dropped",

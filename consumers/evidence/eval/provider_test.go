@@ -167,3 +167,30 @@ func TestProviderLaneRetries(t *testing.T) {
 	_, err = Evaluate(ctx, set, Options{Lane: LaneGold, Policy: evidence.DefaultPolicy()})
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// TestPause: the wait between attempts grows from the backoff, jittered
+// by ±10%, up to 30s; a provider's longer Retry-After wins, up to 30s too.
+func TestPause(t *testing.T) {
+	for _, tc := range []struct {
+		n          int
+		retryAfter time.Duration
+		lo, hi     time.Duration
+	}{
+		{1, 0, 1800 * time.Millisecond, 2200 * time.Millisecond},
+		{3, 0, 7200 * time.Millisecond, 8800 * time.Millisecond},
+		{10, 0, 27 * time.Second, 33 * time.Second},
+		{1, time.Second, 1800 * time.Millisecond, 2200 * time.Millisecond},
+		{1, 10 * time.Second, 10 * time.Second, 10 * time.Second},
+		{1, time.Hour, 30 * time.Second, 30 * time.Second},
+	} {
+		var le *llm.Error
+		if tc.retryAfter > 0 {
+			le = &llm.Error{RetryAfter: tc.retryAfter}
+		}
+		for range 50 {
+			d := pause(2*time.Second, tc.n, le)
+			require.GreaterOrEqual(t, d, tc.lo, "n=%d retry-after=%s", tc.n, tc.retryAfter)
+			require.LessOrEqual(t, d, tc.hi, "n=%d retry-after=%s", tc.n, tc.retryAfter)
+		}
+	}
+}

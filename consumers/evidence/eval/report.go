@@ -181,7 +181,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "\tflagged\tnot flagged\t\n")
 	fmt.Fprintf(tw, "incorrect\t%d\t%d\t\n", c.TP, c.FN)
 	fmt.Fprintf(tw, "not false\t%d\t%d\t\n", c.FP, c.TN)
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "precision            %.4f  (%d of %d flagged claims are incorrect)\n", r.Precision, c.TP, c.Flagged)
 	fmt.Fprintf(&b, "recall               %.4f  (%d of %d incorrect claims flagged)\n", r.Recall, c.TP, c.Positives)
@@ -207,7 +209,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "\t%d\t\n", r.FlaggedByLabel[l])
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 
 	if r.Disputed.Label == "" {
 		b.WriteString("\ndisputed claims: this dataset has no disputed label\n")
@@ -227,7 +231,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, rc := range r.RuleCosts {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t\n", rc.Rule, rc.Alone, rc.WithOthers, rc.RecallIfDropped)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	if len(r.WithheldByRules) > 0 {
 		fmt.Fprintf(&b, "withheld by exactly these rules: %s\n", labelCounts(r.WithheldByRules))
 	}

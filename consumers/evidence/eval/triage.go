@@ -14,7 +14,7 @@ import (
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/consumers/verdict"
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Check-worthiness subtasks of Factcheck-Bench: the file's records say
@@ -76,7 +76,7 @@ func LoadTriage(file string, limit int) (*TriageSet, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("limit %d is negative", limit)
 	}
-	f, err := os.Open(file)
+	f, err := os.Open(file) //nolint:gosec // G304: the operator names the dataset (errata eval --file)
 	if err != nil {
 		return nil, err
 	}
@@ -170,13 +170,11 @@ func (p ProviderTriager) Triage(ctx context.Context, text string) ([]verdict.Ext
 	}
 	var last error
 	for range tries {
-		r, err := verdict.ExtractionRequest(text, now(), nil)
+		r, err := verdict.ExtractionRequest(nil, text, now(), nil)
 		if err != nil {
 			return nil, err
 		}
-		res, err := p.LLM.Create(ctx, p.Cred, llm.Request{Model: p.Model, Instructions: r.Instructions,
-			Input: []llm.Message{llm.UserText(r.Input)}, ReasoningEffort: p.ReasoningEffort,
-			OutputSchema: &llm.OutputSchema{Name: r.SchemaName, Schema: r.Schema}})
+		res, err := p.LLM.Create(ctx, p.Cred, r.LLM(p.Model, p.ReasoningEffort, nil))
 		if err != nil {
 			if le, ok := llm.AsError(err); ok && (le.Kind == llm.KindInvalidOutput || le.Kind == llm.KindRefusal) {
 				last = err
@@ -391,7 +389,7 @@ feed:
 }
 
 // triageText asks the triager, retrying failures the provider calls
-// transient with growing waits (its Retry-After when longer).
+// transient with growing waits (see pause).
 func triageText(ctx context.Context, tr Triager, text string, attempts int, backoff time.Duration) ([]verdict.Extracted, error) {
 	for n := 1; ; n++ {
 		claims, err := tr.Triage(ctx, text)
@@ -402,14 +400,8 @@ func triageText(ctx context.Context, tr Triager, text string, attempts int, back
 		if n >= attempts || ctx.Err() != nil || (errors.As(err, &le) && !le.Retryable()) {
 			return nil, err
 		}
-		wait := kafka.Backoff(backoff, 30*time.Second, n)
-		if le != nil && le.RetryAfter > wait {
-			wait = le.RetryAfter
-		}
-		select {
-		case <-ctx.Done():
+		if retry.Sleep(ctx, pause(backoff, n, le)) != nil {
 			return nil, err
-		case <-time.After(wait):
 		}
 	}
 }
@@ -547,7 +539,9 @@ func (r *TriageReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "\tpredicted check-worthy\tnot\t\n")
 	fmt.Fprintf(tw, "check-worthy\t%d\t%d\t\n", c.TP, c.FN)
 	fmt.Fprintf(tw, "not\t%d\t%d\t\n", c.FP, c.TN)
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	b.WriteString("\n")
 	tw = newTable(&b)
 	fmt.Fprintf(tw, "\tprecision\trecall\tF1\t\n")
@@ -555,7 +549,9 @@ func (r *TriageReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "not check-worthy\t%.4f\t%.4f\t%.4f\t\n", c.NegPrecision, c.NegRecall, ratio(2*c.TN, 2*c.TN+c.FN+c.FP))
 	f := r.FactualKind
 	fmt.Fprintf(tw, "kind FACTUAL (any specificity)\t%.4f\t%.4f\t%.4f\t\n", f.Precision, f.Recall, f.F1)
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintf(&b, "accuracy  %.4f (Gate 1), %.4f (kind FACTUAL)\n", c.Accuracy, f.Accuracy)
 
 	b.WriteString("\nper class (gold label ↔ triage kind)\n")
@@ -568,7 +564,9 @@ func (r *TriageReport) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t\n", cl.Label, cl.Kind, cl.Gold, cl.Predicted, cl.Correct, cl.Precision, cl.Recall, cl.F1)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 
 	b.WriteString("\nconfusion (gold label → triage kind)\n")
 	tw = newTable(&b)
@@ -580,7 +578,9 @@ func (r *TriageReport) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "\t\n")
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 
 	t := r.Tokens
 	fmt.Fprintf(&b, "\ntokens    %d calls, %d input (%d cached), %d output (%d reasoning), %d total\n",

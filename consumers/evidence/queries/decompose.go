@@ -198,7 +198,6 @@ type unit struct {
 	words []string
 	key   string // lower case, for de-duplication
 	pos   int    // the index of its first word in the claim
-	side  int    // for causal claims: 0 before the marker, 1 after
 	class int
 }
 

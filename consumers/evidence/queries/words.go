@@ -57,20 +57,20 @@ func split(s string) []word {
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == '\n':
+		switch r {
+		case '\n':
 			if !first {
 				sent, first = sent+1, true
 			}
 			i += size
 			continue
-		case r == '。' || r == '！' || r == '？':
+		case '。', '！', '？':
 			if !first {
 				sent, first = sent+1, true
 			}
 			i += size
 			continue
-		case r == '.' || r == '!' || r == '?' || r == '…':
+		case '.', '!', '?', '…':
 			end := i + size
 			if end >= len(s) || s[end] == ' ' || s[end] == '\n' || s[end] == '"' || s[end] == ')' {
 				if r != '.' || len(out) == 0 || !abbreviation(out[len(out)-1]) {

@@ -20,6 +20,7 @@ const MaxURLBytes = 4096
 // the source, so the values are stable.
 type Reason string
 
+// The reasons a URL is rejected.
 const (
 	ReasonTooLong        Reason = "too_long"           // over MaxURLBytes
 	ReasonControlChar    Reason = "control_character"  // NUL or another control character
@@ -378,9 +379,9 @@ func controlIndex(s string) int {
 
 // clip shortens what an error repeats from hostile input.
 func clip(s string) string {
-	const max = 80
-	if len(s) <= max {
+	const keep = 80
+	if len(s) <= keep {
 		return s
 	}
-	return s[:max] + "…"
+	return s[:keep] + "…"
 }

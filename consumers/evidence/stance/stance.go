@@ -40,6 +40,7 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator/prompts"
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Notes of passages that keep the neutral default.
@@ -129,7 +130,7 @@ func New(p llm.Provider, cfg Config) *Provider {
 	if err != nil {
 		panic(fmt.Sprintf("stance: %v", err))
 	}
-	return &Provider{llm: p, cfg: cfg, prompt: prompt, now: time.Now, fence: prompts.Fence, sleep: sleep}
+	return &Provider{llm: p, cfg: cfg, prompt: prompt, now: time.Now, fence: prompts.Fence, sleep: retry.Sleep}
 }
 
 // PromptRef is the stance prompt's name, version and sha256.
@@ -300,25 +301,11 @@ func (a stancer) Stance(ctx context.Context, claim string, passages []string) ([
 
 // wait is the pause before the next try after the n-th transient failure.
 func wait(n int, e *llm.Error) time.Duration {
-	d := maxRetryWait
-	if n <= 5 {
-		d = min(retryBase<<(n-1), maxRetryWait)
+	var asked time.Duration
+	if e != nil {
+		asked = e.RetryAfter
 	}
-	if e != nil && e.RetryAfter > d {
-		d = min(e.RetryAfter, maxRetryWait)
-	}
-	return d
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Exponential{Base: retryBase, Max: maxRetryWait}.Wait(n, asked)
 }
 
 // clip makes s valid UTF-8 without NUL bytes (which some servers refuse)

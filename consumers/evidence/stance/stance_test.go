@@ -19,6 +19,7 @@ import (
 	"github.com/errata-dev/errata/consumers/investigator/prompts"
 	"github.com/errata-dev/errata/consumers/llm"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/retry"
 	"github.com/errata-dev/errata/internal/testkit/fakeopenai"
 )
 
@@ -550,7 +551,7 @@ func TestJudgeContextCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		b.p.sleep = func(ctx context.Context, d time.Duration) error {
 			cancel()
-			return sleep(ctx, d)
+			return retry.Sleep(ctx, d)
 		}
 		b.fake.Enqueue(fakeopenai.Responses, fakeopenai.RateLimit(time.Hour))
 		got, err := b.judge(ctx, "a passage")
@@ -681,7 +682,7 @@ func TestStancer(t *testing.T) {
 	b := setup(t, lanes[0], Config{})
 	s := evidence.Stance{Entail: 0.7, Contradict: 0.1, Neutral: 0.2}
 	b.enqueue(answer(s))
-	var st evidence.Stancer = b.p.Stancer(b.cred)
+	st := b.p.Stancer(b.cred)
 	got, err := st.Stance(context.Background(), claim, []string{"a passage", ""})
 	require.NoError(t, err)
 	require.Equal(t, []evidence.StanceResult{judged(s), neutral("empty passage")}, got)

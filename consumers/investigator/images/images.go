@@ -64,7 +64,7 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
-// ErrCorrupt: stored bytes do not match the recorded digest or size.
+// ErrCorrupt means the stored bytes do not match the recorded digest or size.
 var ErrCorrupt = errors.New("images: stored image does not match its digest")
 
 // Downloader fetches images and stores them. It is safe for concurrent use.

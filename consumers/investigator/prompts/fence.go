@@ -27,12 +27,12 @@ const maxFenceAttempts = 64
 // token that occurs in none of contents (compared case-insensitively), so
 // the content cannot close the fence early or imitate it. Pass every piece
 // of content that will be fenced in one request, so one pair serves them all.
-func Fence(contents ...string) (open, close string) {
+func Fence(contents ...string) (open, closing string) {
 	return fenceFrom(func(b []byte) { _, _ = rand.Read(b) }, contents...)
 }
 
 // fenceFrom is Fence with an injectable random source, for tests.
-func fenceFrom(random func([]byte), contents ...string) (open, close string) {
+func fenceFrom(random func([]byte), contents ...string) (open, closing string) {
 	lowered := make([]string, len(contents))
 	for i, c := range contents {
 		lowered[i] = strings.ToLower(c)
@@ -60,6 +60,6 @@ func containsAny(haystacks []string, needle string) bool {
 // Section formats one text-only input section: the heading line, then body
 // between the fence lines. Sections are concatenated in the order the
 // prompt describes.
-func Section(heading, open, close, body string) string {
-	return heading + "\n" + open + "\n" + body + "\n" + close + "\n"
+func Section(heading, open, closing, body string) string {
+	return heading + "\n" + open + "\n" + body + "\n" + closing + "\n"
 }

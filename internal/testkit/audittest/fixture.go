@@ -39,7 +39,8 @@ const Claim = "the Eiffel Tower was completed in 1925"
 // engine withholds: the only source contradicting it is a blog.
 const WithheldClaim = "long after the World's Fair it was built for"
 
-// Reasons the withheld claim fails the publish rule, first one first.
+// WithheldFailed are the reasons the withheld claim fails the publish
+// rule, first one first.
 var WithheldFailed = []string{evidence.ReasonNoAuthority, evidence.ReasonGateBelowMinimum}
 
 // Fixture is the events of one investigation and of its post.
@@ -162,7 +163,7 @@ func Assessed(ref events.AttemptRef, submissionID string, queries []events.Evide
 		StanceProvider: "openai-responses", StanceModel: "gpt-5-mini", StancePrompt: &stancePrompt,
 		EMax: f.EMax, EMean3: f.EMean3, CMax: f.CMax, AgreeDom: f.AgreeDom, RelAvg: f.RelAvg, RecMax: f.RecMax, NumOK: f.NumOK,
 		Raw: a.Raw, Score: a.Score, Verdict: a.Verdict, Gate4: a.Gate.Level, Gate4Sources: a.Gate.Sources, Gate4Quality: a.Gate.Quality,
-		Gate4Agreement: a.Gate.Agreement, RegistryVersion: RegistryVersion, PolicyVersion: a.PolicyVersion, PublishMode: pol.Publish.Mode,
+		Gate4Agreement: a.Gate.Agreement, RegistryVersion: RegistryVersion, PolicyVersion: a.PolicyVersion, PublishMode: pol.PublishMode(),
 		Published: a.Decision.Publish, Reason: a.Decision.Reason, Failed: append([]string{}, a.Decision.Failed...)}
 }
 

@@ -134,7 +134,7 @@ func validateChat(body []byte) *Step {
 		switch m.Role {
 		case "tool":
 			if open, ok := pending[m.ToolCallID]; !ok || !open {
-				return invalid(fmt.Sprintf("messages.[%d].role", i), "", "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+				return invalid(fmt.Sprintf("messages.[%d].role", i), "", "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.") //nolint:misspell // the real API's message, word for word
 			}
 			pending[m.ToolCallID] = false
 		default:

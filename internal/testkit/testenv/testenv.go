@@ -1,6 +1,7 @@
 // Package testenv gives integration tests isolated resources on the real
-// local services started by deploy/local/up: a fresh Postgres database and a
-// private Kafka topic prefix per test. With ERRATA_INTEGRATION=1 (set by
+// local services started by deploy/local/up: a fresh Postgres database
+// (empty, or a copy of a migrated template) and a private Kafka topic
+// prefix per test. With ERRATA_INTEGRATION=1 (set by
 // `make test`) an unreachable service fails the test; otherwise the test is
 // skipped, so `go test ./...` stays useful without the services.
 package testenv
@@ -9,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/config"
@@ -53,38 +56,66 @@ func Suffix() string {
 }
 
 // Postgres creates a fresh database for the test and returns its URL. The
-// database is dropped when the test ends.
+// database is dropped when the test ends. A test that would migrate
+// schemas into it first asks PostgresFrom for a copy of a migrated one.
 func Postgres(t testing.TB) string {
 	t.Helper()
 	cfg := Config(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, cfg.DatabaseURL)
 	if err != nil {
 		unavailable(t, "postgres", err)
 	}
-	name := "errata_test_" + Suffix()
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
+	defer admin.Close(ctx)
+	name, err := createDatabase(ctx, t, admin, cfg.DatabaseURL, "")
+	if err != nil {
 		t.Fatalf("create database: %v", err)
 	}
-	admin.Close(ctx)
+	return databaseURL(t, cfg.DatabaseURL, name)
+}
+
+// createDatabase creates a database for the test, a copy of template
+// (empty: the server's default), to be dropped when the test ends.
+func createDatabase(ctx context.Context, t testing.TB, admin *pgx.Conn, adminURL, template string) (string, error) {
+	name := "errata_test_" + Suffix()
+	stmt := "CREATE DATABASE " + name
+	if template != "" {
+		stmt += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if _, err := admin.Exec(ctx, stmt); err != nil {
+		return "", err
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, cfg.DatabaseURL)
+		conn, err := pgx.Connect(ctx, adminURL)
 		if err != nil {
 			return
 		}
 		defer conn.Close(ctx)
 		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})
-	u, err := url.Parse(cfg.DatabaseURL)
+	return name, nil
+}
+
+// withDatabase is the URL u naming database name instead.
+func withDatabase(u, name string) (string, error) {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return "", fmt.Errorf("database url: %w", err)
+	}
+	parsed.Path = "/" + name
+	return parsed.String(), nil
+}
+
+func databaseURL(t testing.TB, adminURL, name string) string {
+	t.Helper()
+	u, err := withDatabase(adminURL, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Path = "/" + name
-	return u.String()
+	return u
 }
 
 // Kafka returns the brokers and a private topic prefix whose event topics
@@ -95,7 +126,10 @@ func Kafka(t testing.TB, partitions int32) ([]string, events.Topics) {
 	cfg := Config(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := kafka.NewClient(cfg.KafkaBrokers)
+	// kadm answers metadata from the client's cache for MetadataMinAge
+	// (5s by default): with it, waitForLeaders would see the topics as
+	// missing, as EnsureTopics listed them, for 5s whatever the broker says.
+	cl, err := kafka.NewClient(cfg.KafkaBrokers, kgo.MetadataMinAge(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,17 @@
 // Package teststack starts, for one integration test, the pieces most tests
 // need on the real local services: private Kafka topics, a fresh database
-// with the serving schema, an appender, and the serving projector running
-// in-process.
+// with the serving schema (a copy of a migrated template), an appender, and
+// the serving projector running in-process.
 package teststack
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -36,6 +42,49 @@ type Stack struct {
 type Options struct {
 	Partitions      int32
 	IPRangeDailyCap int
+	// Schemas are more projection schemas the database holds, migrated
+	// (a test's run-state groups), besides serving.
+	Schemas []Schema
+}
+
+// Schema is a projection schema, migrated by pgproj.Migrate.
+type Schema struct {
+	Name       string
+	Migrations fs.FS
+}
+
+// Database returns a fresh database for the test holding the serving
+// schema and schemas, migrated: a copy of a template database migrated
+// once (testenv.PostgresFrom). It is dropped when the test ends.
+func Database(t testing.TB, schemas ...Schema) string {
+	t.Helper()
+	all := append([]Schema{{Name: "serving", Migrations: serving.Migrations()}}, schemas...)
+	tmpl := testenv.Template{Name: "stack", Prepare: func(ctx context.Context, databaseURL string) error {
+		for _, s := range all {
+			pool, err := postgres.Connect(ctx, databaseURL, s.Name)
+			if err != nil {
+				return err
+			}
+			err = pgproj.Migrate(ctx, pool, s.Name, s.Migrations, logging.Discard())
+			pool.Close()
+			if err != nil {
+				return fmt.Errorf("migrate %s: %w", s.Name, err)
+			}
+		}
+		return nil
+	}}
+	if len(schemas) > 0 {
+		names := make([]string, len(all))
+		for i, s := range all {
+			names[i] = s.Name
+		}
+		sum := sha256.Sum256([]byte(strings.Join(names, ",")))
+		tmpl.Name += "_" + hex.EncodeToString(sum[:4])
+	}
+	for _, s := range all {
+		tmpl.Migrations = append(tmpl.Migrations, s.Migrations)
+	}
+	return testenv.PostgresFrom(t, tmpl)
 }
 
 // Serving starts a stack; everything stops when the test ends.
@@ -48,16 +97,17 @@ func Serving(t testing.TB, o Options) *Stack {
 		o.IPRangeDailyCap = 10
 	}
 	brokers, topics := testenv.Kafka(t, o.Partitions)
-	dbURL := testenv.Postgres(t)
+	dbURL := Database(t, o.Schemas...)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	log := logging.Discard()
 
-	pool, err := pgproj.Connect(ctx, dbURL, "serving")
+	pool, err := postgres.Connect(ctx, dbURL, "serving")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
+	// Nothing to apply on the template's copy: this checks it is current.
 	if err := pgproj.Migrate(ctx, pool, "serving", serving.Migrations(), log); err != nil {
 		t.Fatal(err)
 	}

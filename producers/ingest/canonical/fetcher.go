@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/errata-dev/errata/internal/httpsafe"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // Production endpoints. Placeholders in braces are replaced by validated
@@ -77,23 +78,35 @@ func (e Endpoints) validate() error {
 type RetryPolicy struct {
 	// Attempts is the total number of tries, at least 1.
 	Attempts int
-	// BaseDelay is the wait before the first retry; it doubles each retry.
+	// BaseDelay is the wait before the first retry; it doubles each retry,
+	// up to MaxDelay.
 	BaseDelay time.Duration
+	// MaxDelay caps the doubling wait (zero: DefaultMaxDelay).
+	MaxDelay time.Duration
 	// MaxRetryAfter caps how long a server's Retry-After is honoured. A
 	// longer one ends the retries: the caller is waiting on this request and
 	// falls back to the client's content instead.
 	MaxRetryAfter time.Duration
 }
 
-// DefaultRetryPolicy: 3 attempts, waiting 200 ms then 400 ms, honouring a
-// Retry-After of up to 2 s.
+// DefaultMaxDelay caps a retry policy's doubling wait: the caller is
+// waiting on the request.
+const DefaultMaxDelay = 2 * time.Second
+
+// DefaultRetryPolicy is 3 attempts, waiting 200 ms then 400 ms, honouring
+// a Retry-After of up to 2 s.
 func DefaultRetryPolicy() RetryPolicy {
-	return RetryPolicy{Attempts: 3, BaseDelay: 200 * time.Millisecond, MaxRetryAfter: 2 * time.Second}
+	return RetryPolicy{Attempts: 3, BaseDelay: 200 * time.Millisecond, MaxDelay: DefaultMaxDelay, MaxRetryAfter: 2 * time.Second}
 }
 
-// backoff is the wait after failed attempt n (1-based).
+// backoff is the wait after failed attempt n (1-based): exact, without
+// jitter (one caller's request, not a crowd retrying in step).
 func (p RetryPolicy) backoff(attempt int) time.Duration {
-	return p.BaseDelay << (attempt - 1)
+	limit := p.MaxDelay
+	if limit == 0 {
+		limit = DefaultMaxDelay
+	}
+	return retry.Exponential{Base: p.BaseDelay, Max: limit}.Delay(attempt)
 }
 
 // Option configures a Fetcher.
@@ -137,7 +150,7 @@ func NewFetcher(client *httpsafe.Client, endpoints Endpoints, logger *slog.Logge
 		log:       logger,
 		retry:     DefaultRetryPolicy(),
 		maxBytes:  DefaultMaxResponseBytes,
-		sleep:     sleepContext,
+		sleep:     retry.Sleep,
 	}
 	for _, o := range opts {
 		o(f)
@@ -148,24 +161,10 @@ func NewFetcher(client *httpsafe.Client, endpoints Endpoints, logger *slog.Logge
 	switch {
 	case f.retry.Attempts < 1:
 		return nil, fmt.Errorf("canonical: retry attempts must be at least 1, got %d", f.retry.Attempts)
-	case f.retry.BaseDelay < 0 || f.retry.MaxRetryAfter < 0:
+	case f.retry.BaseDelay < 0 || f.retry.MaxDelay < 0 || f.retry.MaxRetryAfter < 0:
 		return nil, errors.New("canonical: retry delays must not be negative")
 	case f.maxBytes <= 0:
 		return nil, fmt.Errorf("canonical: max response bytes must be positive, got %d", f.maxBytes)
 	}
 	return f, nil
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -25,6 +25,7 @@ func TestNewFetcherValidation(t *testing.T) {
 	for name, o := range map[string]Option{
 		"no attempts":    WithRetryPolicy(RetryPolicy{Attempts: 0}),
 		"negative delay": WithRetryPolicy(RetryPolicy{Attempts: 1, BaseDelay: -1}),
+		"negative cap":   WithRetryPolicy(RetryPolicy{Attempts: 1, MaxDelay: -1}),
 		"zero size":      WithMaxResponseBytes(0),
 	} {
 		_, err := NewFetcher(client, Endpoints{}, nil, o)

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/errata-dev/errata/internal/httpsafe"
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // do sends req, retrying transient failures per the retry policy, and
@@ -38,7 +37,7 @@ func (f *Fetcher) do(ctx context.Context, platform string, req httpsafe.Request)
 			serr := &StatusError{StatusCode: resp.StatusCode, Body: resp.Body[:min(len(resp.Body), maxErrorBody)]}
 			if retryableStatus(resp.StatusCode) {
 				retryable = true
-				if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+				if wait, ok := retry.After(resp.Header, time.Now()); ok {
 					serr.RetryAfter = wait
 					switch {
 					case wait > f.retry.MaxRetryAfter:
@@ -73,20 +72,4 @@ func (f *Fetcher) do(ctx context.Context, platform string, req httpsafe.Request)
 // worth another try; other 4xx answers would repeat.
 func retryableStatus(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
-}
-
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP
-// date. A date in the past means no wait.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
-		return time.Duration(secs) * time.Second, true
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), 0), true
-	}
-	return 0, false
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/errata-dev/errata/internal/retry"
 )
 
 // step is one scripted answer of a flaky platform.
@@ -118,6 +120,19 @@ func TestRetryPolicyConfigurable(t *testing.T) {
 	require.Len(t, p.recorded(), 5)
 	require.Equal(t, []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond}, f.sleeps.recorded())
 
+	// The doubling wait stops at MaxDelay, and a zero MaxDelay is the
+	// default cap.
+	capped := loopbackFetcher(t, newFakePlatform(t, scripted(step{status: 500}, step{status: 500}, step{status: 500})),
+		WithRetryPolicy(RetryPolicy{Attempts: 4, BaseDelay: time.Second, MaxDelay: 1500 * time.Millisecond}))
+	_, err = capped.LessWrong(context.Background(), "abc123")
+	require.NoError(t, err)
+	require.Equal(t, []time.Duration{time.Second, 1500 * time.Millisecond, 1500 * time.Millisecond}, capped.sleeps.recorded())
+	zeroCap := loopbackFetcher(t, newFakePlatform(t, scripted(step{status: 500}, step{status: 500}, step{status: 500})),
+		WithRetryPolicy(RetryPolicy{Attempts: 4, BaseDelay: time.Second}))
+	_, err = zeroCap.LessWrong(context.Background(), "abc123")
+	require.NoError(t, err)
+	require.Equal(t, []time.Duration{time.Second, DefaultMaxDelay, DefaultMaxDelay}, zeroCap.sleeps.recorded())
+
 	one := loopbackFetcher(t, newFakePlatform(t, scripted(step{status: 503})), WithRetryPolicy(RetryPolicy{Attempts: 1}))
 	_, err = one.LessWrong(context.Background(), "abc123")
 	require.ErrorIs(t, err, ErrUpstreamStatus)
@@ -129,7 +144,7 @@ func TestRetryPolicyConfigurable(t *testing.T) {
 func TestRetryWaitsForReal(t *testing.T) {
 	p := newFakePlatform(t, scripted(step{status: 503}))
 	f := loopbackFetcher(t, p, WithRetryPolicy(RetryPolicy{Attempts: 2, BaseDelay: 50 * time.Millisecond}))
-	f.sleep = sleepContext
+	f.sleep = retry.Sleep
 	start := time.Now()
 	_, err := f.LessWrong(context.Background(), "abc123")
 	require.NoError(t, err)
@@ -137,7 +152,7 @@ func TestRetryWaitsForReal(t *testing.T) {
 
 	p2 := newFakePlatform(t, scripted(step{status: 503}, step{status: 503}))
 	f2 := loopbackFetcher(t, p2, WithRetryPolicy(RetryPolicy{Attempts: 3, BaseDelay: time.Hour}))
-	f2.sleep = sleepContext
+	f2.sleep = retry.Sleep
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err = f2.LessWrong(ctx, "abc123")
@@ -161,9 +176,13 @@ func TestParseRetryAfter(t *testing.T) {
 		{"soon", 0, false},
 		{"Sun, 01 Mar 2026 12:00:03 GMT", 3 * time.Second, true},
 		{"Sun, 01 Mar 2026 11:00:00 GMT", 0, true},
+		// Hostile: refused, or clamped (so a huge wait ends the retries).
+		{"\x00", 0, false},
+		{"1e309", 0, false},
+		{"4294967296", retry.MaxAfter, true},
 	}
 	for _, tc := range tests {
-		got, ok := parseRetryAfter(tc.in, now)
+		got, ok := retry.After(http.Header{"Retry-After": {tc.in}}, now)
 		require.Equal(t, tc.ok, ok, "%q", tc.in)
 		require.Equal(t, tc.want, got, "%q", tc.in)
 	}

@@ -1,31 +1,17 @@
-// Command loopbackguard is built by TestLoopbackOptionsPanicOutsideTests: a
-// production binary that asks for loopback access must panic.
+// Command loopbackguard is a production program that reaches for the
+// test-only loopback options, under another import name and as a function
+// value: TestLoopbackOptionsOnlyInTests must find every reference in it.
 package main
 
 import (
 	"fmt"
 	"net/netip"
-	"os"
 
-	"github.com/errata-dev/errata/internal/httpsafe"
+	hs "github.com/errata-dev/errata/internal/httpsafe"
 )
 
 func main() {
-	which := ""
-	if len(os.Args) > 1 {
-		which = os.Args[1]
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Println("panic:", r)
-			os.Exit(3)
-		}
-	}()
-	switch which {
-	case "addrs":
-		httpsafe.AllowLoopbackAddrsForTests(netip.MustParseAddrPort("127.0.0.1:80"))
-	default:
-		httpsafe.AllowLoopbackForTests()
-	}
-	fmt.Println("loopback option accepted")
+	open := hs.AllowLoopbackForTests
+	opts := []hs.Option{open(), hs.AllowLoopbackAddrsForTests(netip.MustParseAddrPort("127.0.0.1:80"))}
+	fmt.Println(len(opts), "loopback options")
 }

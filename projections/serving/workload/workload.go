@@ -1,4 +1,10 @@
-package testenv
+// Package workload generates a deterministic stream of post events, the
+// registrations and views the API appends, together with the state the
+// serving projection must reach from it, computed by a straightforward
+// model of the spec's rules rather than by the projector; Verify compares
+// a projection with that state. Tests and `errata bench` share it, so it
+// is ordinary code, not test support.
+package workload
 
 import (
 	"context"
@@ -16,10 +22,9 @@ import (
 	"github.com/errata-dev/errata/events/content"
 )
 
-// Workload is a deterministic stream of post events plus the serving
-// projection's expected state, computed independently of the projector by a
-// straightforward model of the spec's rules.
-type Workload struct {
+// Posts is a generated stream of post events plus the serving projection's
+// expected state after it.
+type Posts struct {
 	Events []events.Event
 	Expect Expectation
 }
@@ -35,8 +40,8 @@ type Expectation struct {
 	SeenCount   map[string]int   // by post version id
 }
 
-// WorkloadSpec shapes a workload.
-type WorkloadSpec struct {
+// Spec shapes a workload.
+type Spec struct {
 	Seed         uint64
 	Posts        int
 	ViewsPerPost int
@@ -55,11 +60,11 @@ func hexKey(kind string, n int) string {
 	return hex.EncodeToString(s[:])
 }
 
-// PostWorkload builds Posts registrations (every tenth registered twice) and
-// ViewsPerPost views per post, interleaved across posts with each post's own
-// events in order, as the API would append them.
-func PostWorkload(spec WorkloadSpec) Workload {
-	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15))
+// Generate builds spec.Posts registrations (every tenth registered twice)
+// and spec.ViewsPerPost views per post, interleaved across posts with each
+// post's own events in order, as the API would append them.
+func Generate(spec Spec) Posts {
+	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15)) //nolint:gosec // G404: a workload must be the same for the same seed; nothing secret
 	reg := events.NewCatalogRegistry()
 	exp := Expectation{
 		ViewCount: map[string]int64{}, UniqueScore: map[string]int64{}, SeenCount: map[string]int{},
@@ -161,12 +166,12 @@ func PostWorkload(spec WorkloadSpec) Workload {
 			}
 		}
 	}
-	return Workload{Events: out, Expect: exp}
+	return Posts{Events: out, Expect: exp}
 }
 
-// VerifyServing compares the serving projection behind pool with exp and
+// Verify compares the serving projection behind pool with exp and
 // describes every difference; nil means an exact match.
-func VerifyServing(ctx context.Context, pool *pgxpool.Pool, exp Expectation) error {
+func Verify(ctx context.Context, pool *pgxpool.Pool, exp Expectation) error {
 	var errs []error
 	count := func(q string) int {
 		var n int
