@@ -40,7 +40,7 @@ logs:
 # missing service a failure instead of a skip.
 test: build
 	deploy/local/up
-	ERRATA_INTEGRATION=1 $(GO) test $(GOFLAGS) -count=1 -timeout 30m $(PKGS)
+	@start=$$(date +%s); ERRATA_INTEGRATION=1 $(GO) test $(GOFLAGS) -count=1 -timeout 30m $(PKGS) && echo "go test ./...: $$(( $$(date +%s) - start )) s wall"
 	@echo "the evidence engine on the development datasets (gold-evidence lane, no LLM; ../shared/datasets):"
 	$(BIN) eval --dataset climate-fever --lane gold --file ../shared/datasets/climate-fever.dev.jsonl
 	$(BIN) eval --dataset fcb-factuality --lane gold --file ../shared/datasets/factcheck-bench.subtask4_claim_factuality.dev.jsonl

@@ -44,6 +44,12 @@ func (s *Server) registerObservedVersion(c *fiber.Ctx, path string) (any, error)
 		s.backlog.Add(serving.VersionRef{PostVersionID: reg.PostVersionID, PostID: events.PostID(reg.Platform, reg.ExternalID),
 			Platform: reg.Platform, ExternalID: reg.ExternalID, Partition: pos.Partition, Offset: pos.Offset})
 	}
+	if s.versionKnown(ctx, reg.PostVersionID) {
+		return registerOutput{
+			Platform: reg.Platform, ExternalID: reg.ExternalID, VersionHash: reg.VersionHash,
+			PostVersionID: reg.PostVersionID, Provenance: reg.Provenance,
+		}, nil
+	}
 	if err := s.watermark.WaitFor(ctx, pos.Topic, pos.Partition, pos.Offset, s.cfg.ReadYourWritesTimeout); err != nil {
 		if !errors.Is(err, pgproj.ErrWatermarkTimeout) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
@@ -54,6 +60,36 @@ func (s *Server) registerObservedVersion(c *fiber.Ctx, path string) (any, error)
 		Platform: reg.Platform, ExternalID: reg.ExternalID, VersionHash: reg.VersionHash,
 		PostVersionID: reg.PostVersionID, Provenance: reg.Provenance,
 	}, nil
+}
+
+// KnownVersions tells whether the serving projection already holds a
+// version (projections/serving.Reader).
+type KnownVersions interface {
+	VersionKnown(ctx context.Context, postVersionID string) (bool, error)
+}
+
+// WithKnownVersions lets registerObservedVersion answer the registration of
+// a version the serving projection already holds without waiting for its
+// new event to be applied: the next status call finds the version either
+// way, so read-your-writes holds, and a re-registration costs an append and
+// a primary-key read, like a view. The version id it checks is the one
+// Register derived (after server verification), never the client's.
+func WithKnownVersions(k KnownVersions) Option {
+	return func(s *Server) { s.known = k }
+}
+
+// versionKnown: is the version visible to the next status call already?
+// A failed read answers no, so the caller waits as it would without it.
+func (s *Server) versionKnown(ctx context.Context, postVersionID string) bool {
+	if s.known == nil {
+		return false
+	}
+	known, err := s.known.VersionKnown(ctx, postVersionID)
+	if err != nil {
+		s.log.Warn("known version check failed; waiting for the projection instead", "post_version_id", postVersionID, "err", err)
+		return false
+	}
+	return known
 }
 
 type recordViewInput struct {

@@ -97,6 +97,7 @@ type Server struct {
 	requester  Requester
 	invReader  InvestigationReader
 	backlog    Backlog
+	known      KnownVersions
 	log        *slog.Logger
 	app        *fiber.App
 	// mounts add middleware and routes before the built-in ones (WithRoutes).

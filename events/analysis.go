@@ -143,7 +143,7 @@ func (p AnalysisRequestedV1) Validate() error {
 	if p.PromptVersion == "" {
 		errs = append(errs, errors.New("prompt_version is required"))
 	}
-	if !sha256Hex.MatchString(p.ContentSHA256) {
+	if !isSHA256Hex(p.ContentSHA256) {
 		errs = append(errs, errors.New("content_sha256 is not a sha256 hex digest"))
 	}
 	switch p.InputKind {

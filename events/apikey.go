@@ -33,7 +33,7 @@ func (APIKeyAddedV1) EventType() string { return TypeAPIKeyAddedV1 }
 // Validate implements Payload.
 func (p APIKeyAddedV1) Validate() error {
 	var errs []error
-	if !sha256Hex.MatchString(p.KeySHA256) {
+	if !isSHA256Hex(p.KeySHA256) {
 		errs = append(errs, errors.New("key_sha256 is not 64 lowercase hex characters"))
 	}
 	if p.KeyID != APIKeyID(p.KeySHA256) {

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"strings"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Header names mirrored from the envelope into every Kafka record, so a
@@ -18,8 +16,37 @@ const (
 	HeaderSubject = "errata-subject"
 )
 
-// typePattern is "<aggregate>.<name>.v<N>", e.g. "post.view_recorded.v1".
-var typePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\.v[1-9][0-9]*$`)
+// validType reports whether t is "<aggregate>.<name>.v<N>", e.g.
+// "post.view_recorded.v1": two words of [a-z][a-z0-9_]* and a version
+// without leading zeros. Written out rather than a regular expression
+// because every decoded record is checked.
+func validType(t string) bool {
+	word := func(s string) bool {
+		if s == "" || s[0] < 'a' || s[0] > 'z' {
+			return false
+		}
+		for i := 1; i < len(s); i++ {
+			if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+				return false
+			}
+		}
+		return true
+	}
+	aggregate, rest, ok := strings.Cut(t, ".")
+	if !ok || !word(aggregate) {
+		return false
+	}
+	name, version, ok := strings.Cut(rest, ".")
+	if !ok || !word(name) || len(version) < 2 || version[0] != 'v' || version[1] < '1' || version[1] > '9' {
+		return false
+	}
+	for i := 2; i < len(version); i++ {
+		if version[i] < '0' || version[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Envelope is the wire form of one event: metadata plus the raw payload.
 type Envelope struct {
@@ -38,7 +65,7 @@ func (e Envelope) Validate() error {
 	if !validUUID(e.ID) {
 		errs = append(errs, fmt.Errorf("id %q is not a UUID", e.ID))
 	}
-	if !typePattern.MatchString(e.Type) {
+	if !validType(e.Type) {
 		errs = append(errs, fmt.Errorf("type %q is not <aggregate>.<name>.v<N>", e.Type))
 	}
 	if e.Subject == "" {
@@ -84,8 +111,25 @@ type Meta struct {
 	CausationID   string
 }
 
-// validUUID reports whether s is a UUID in canonical lowercase form.
+// validUUID reports whether s is a UUID in canonical lowercase form
+// (8-4-4-4-12 lowercase hex digits), checked without parsing or
+// allocating: every decoded record has a few.
 func validUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }

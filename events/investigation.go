@@ -68,7 +68,7 @@ func (p InvestigationRequestedV1) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("source %q is unknown", p.Source))
 	}
-	if p.RequesterKey != "" && !sha256Hex.MatchString(p.RequesterKey) {
+	if p.RequesterKey != "" && !isSHA256Hex(p.RequesterKey) {
 		errs = append(errs, errors.New("requester_key is not a sha256 hex digest"))
 	}
 	return errors.Join(errs...)

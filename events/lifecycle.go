@@ -201,7 +201,7 @@ func (p InvestigationInputSnapshottedV1) Validate() error {
 		errs = append(errs, errors.New("images and skipped_images must be arrays"))
 	}
 	for i, im := range p.Images {
-		if !sha256Hex.MatchString(im.SHA256) || im.BlobKey == "" || im.SourceURL == "" || im.Bytes <= 0 {
+		if !isSHA256Hex(im.SHA256) || im.BlobKey == "" || im.SourceURL == "" || im.Bytes <= 0 {
 			errs = append(errs, fmt.Errorf("image %d: source_url, sha256, blob_key and bytes are required", i))
 		}
 		switch im.MediaType {
@@ -232,7 +232,7 @@ type PromptRefV1 struct {
 }
 
 func (p PromptRefV1) validate() error {
-	if p.Name == "" || p.Version == "" || !sha256Hex.MatchString(p.SHA256) {
+	if p.Name == "" || p.Version == "" || !isSHA256Hex(p.SHA256) {
 		return errors.New("prompt: name, version and sha256 are required")
 	}
 	return nil

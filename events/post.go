@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"time"
 )
 
@@ -40,7 +39,20 @@ const (
 	ProvenanceClientFallback = "CLIENT_FALLBACK"
 )
 
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// isSHA256Hex reports whether s is a sha256 digest in lowercase hex. It is
+// written out rather than a regular expression: it runs for every key of
+// every decoded view, and the regexp was a tenth of a projector's CPU.
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // Event type strings of the post aggregate.
 const (
@@ -206,7 +218,7 @@ func (p PostVersionRegisteredV1) Validate() error {
 		errs = append(errs, errors.New("post_version_id does not derive from post_id and version_hash"))
 	}
 	for name, h := range map[string]string{"version_hash": p.VersionHash, "content_hash": p.ContentHash, "occurrences_hash": p.OccurrencesHash} {
-		if !sha256Hex.MatchString(h) {
+		if !isSHA256Hex(h) {
 			errs = append(errs, fmt.Errorf("%s is not 64 lowercase hex characters", name))
 		}
 	}
@@ -283,10 +295,10 @@ func (p PostViewRecordedV1) Validate() error {
 	if !validUUID(p.PostVersionID) {
 		errs = append(errs, errors.New("post_version_id is not a UUID"))
 	}
-	if !sha256Hex.MatchString(p.ViewerKey) {
+	if !isSHA256Hex(p.ViewerKey) {
 		errs = append(errs, errors.New("viewer_key is not a sha256 hex digest"))
 	}
-	if !sha256Hex.MatchString(p.IPRangeKey) {
+	if !isSHA256Hex(p.IPRangeKey) {
 		errs = append(errs, errors.New("ip_range_key is not a sha256 hex digest"))
 	}
 	return errors.Join(errs...)

@@ -43,7 +43,7 @@ type Registry struct {
 func NewRegistry(defs ...Definition) (*Registry, error) {
 	r := &Registry{defs: make(map[string]Definition, len(defs))}
 	for _, d := range defs {
-		if !typePattern.MatchString(d.Type) {
+		if !validType(d.Type) {
 			return nil, fmt.Errorf("event type %q is not <aggregate>.<name>.v<N>", d.Type)
 		}
 		if d.New == nil || d.Subject == nil || d.Topic == "" {

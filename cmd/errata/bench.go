@@ -26,6 +26,8 @@ func benchCmd() *cobra.Command {
 	var opt bench.Options
 	var asJSON bool
 	var extensions []string
+	var external string
+	var externalPID int
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the system on the local services and print each figure beside a raw baseline from the same run",
@@ -35,6 +37,9 @@ func benchCmd() *cobra.Command {
 			"and a replay from offset 0 against a raw consume of the same topics. The table goes to stdout,\n" +
 			"progress to stderr.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if external != "" {
+				return benchExternal(cmd, external, externalPID, opt, asJSON)
+			}
 			cfg, err := loadConfig()
 			if err != nil {
 				return err
@@ -93,5 +98,36 @@ func benchCmd() *cobra.Command {
 	f.Int32Var(&opt.Partitions, "partitions", 3, "partitions of the bench's topics")
 	f.StringSliceVar(&extensions, "api-extensions", apiSurfaceNames(), "API extensions to mount, as errata serve does (empty: none)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON instead of a Markdown table")
+	f.IntVar(&opt.ViewConcurrency, "view-concurrency", 64, "clients of the view-path phase (recordViewAndGetStatus of one version beside produce+select and echo baselines); 0 skips it")
+	f.StringVar(&opt.ProfileDir, "profile-dir", "", "keep the view path's raw CPU profiles (<path>.cpu.pprof) in this directory, for go tool pprof")
+	f.StringVar(&external, "external", "", "black-box check of a running errata serve at this URL (run with ERRATA_RATE_LIMIT=off): recordViewAndGetStatus of one registered version against /health, --view-concurrency clients, --duration each; nothing else runs")
+	f.IntVar(&externalPID, "external-pid", 0, "with --external: pid of that errata serve, whose RSS is sampled during the load")
 	return c
+}
+
+// benchExternal runs the black-box check against a running server.
+func benchExternal(cmd *cobra.Command, url string, pid int, opt bench.Options, asJSON bool) error {
+	c := opt.ViewConcurrency
+	if c <= 0 {
+		c = 64
+	}
+	res, err := bench.RunExternal(cmd.Context(), strings.TrimSuffix(url, "/"), pid, c, opt.APIDuration, opt.Words, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(res)
+	} else {
+		err = res.WriteMarkdown(out)
+	}
+	if err != nil {
+		return err
+	}
+	if res.View.Errors > 0 || res.Health.Errors > 0 {
+		return errBenchFlagged
+	}
+	return nil
 }

@@ -128,7 +128,7 @@ func serveCmd() *cobra.Command {
 				e.log.Info("no ERRATA_KEYSTORE_KEYS: investigateNow accepts instance API keys only")
 			}
 			reader := serving.NewReader(pool)
-			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader)}
+			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader), api.WithKnownVersions(reader)}
 			workbench, closeWorkbench, err := analysesOption(e, pool, appender)
 			if err != nil {
 				return err

@@ -123,7 +123,8 @@ func newAPIObservability(_ context.Context, e *env, pool *pgxpool.Pool) (api.Opt
 		cl.Close()
 		return nil, nil, err
 	}
-	mount := api.WithRoutes(func(app *fiber.App) { ops.Mount(app, m.http, ready, e.log) })
+	access := ops.WithAccessLog(ops.AccessLog{Every: e.cfg.AccessLogEvery, Slow: e.cfg.AccessLogSlow})
+	mount := api.WithRoutes(func(app *fiber.App) { ops.Mount(app, m.http, ready, e.log, access) })
 	lines := api.WithListener(ops.RequestLines)
 	return func(s *api.Server) { mount(s); lines(s) }, func() { stopMetrics(); cl.Close() }, nil
 }

@@ -29,8 +29,8 @@ type Store struct {
 	watermark *pgproj.Watermark
 }
 
-// querier is what a Store reads and leases through: the group's pool (a
-// test's transaction).
+// querier is what a Store reads and leases through: the group's pool, or
+// a test's transaction.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)

@@ -40,6 +40,10 @@ type Config struct {
 	APIMetricsAddr      string // where `errata serve` serves /metrics; empty: nowhere
 	LogLevel            string
 	LogFormat           string
+	// AccessLogEvery logs one answered request in AccessLogEvery (1: each);
+	// errors and requests slower than AccessLogSlow are always logged.
+	AccessLogEvery int
+	AccessLogSlow  time.Duration
 	// HashSecret keys the hashes of viewer and network identities.
 	HashSecret string
 	// TrustedProxyHeader names the header carrying the client IP when Errata
@@ -272,6 +276,17 @@ var Vars = []Var{
 			c.LogFormat = strings.ToLower(v)
 			return oneOf(c.LogFormat, "text", "json")
 		}},
+	{Name: "ERRATA_ACCESS_LOG_SAMPLE", Default: "100", Doc: "errata serve logs one request in this many (1: every request; 0: none); 5xx answers and slow requests are always logged",
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%q is not a non-negative integer", v)
+			}
+			c.AccessLogEvery = n
+			return nil
+		}},
+	{Name: "ERRATA_ACCESS_LOG_SLOW", Default: "1s", Doc: "a request that takes at least this long is always logged (0s: no threshold)",
+		set: func(c *Config, v string) (err error) { c.AccessLogSlow, err = time.ParseDuration(v); return }},
 	{Name: "ERRATA_HASH_SECRET", Default: DefaultHashSecret, Secret: true,
 		Doc: "key of the hashes of viewer and IP-range identities (set a long random value in production)",
 		set: func(c *Config, v string) error {

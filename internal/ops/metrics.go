@@ -25,9 +25,9 @@ func MetricsHandler(reg *prometheus.Registry, log *slog.Logger) http.Handler {
 // the requests the HTTP server refuses itself), /livez and /readyz to a
 // public fiber app. /metrics is not among them: it is served on an
 // operator's listener (MetricsMux), never to the public.
-func Mount(app *fiber.App, m *metrics.HTTP, ready *Readiness, log *slog.Logger) {
+func Mount(app *fiber.App, m *metrics.HTTP, ready *Readiness, log *slog.Logger, opts ...Option) {
 	LogRefused(app, m, log)
-	app.Use(Middleware(m, log))
+	app.Use(Middleware(m, log, opts...))
 	app.Get("/livez", Livez)
 	app.Get("/readyz", ready.Readyz)
 }

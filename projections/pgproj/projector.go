@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,7 +23,8 @@ import (
 // Applier writes the effects of events into a read model.
 type Applier interface {
 	// Handles reports whether the applier consumes an event type; records of
-	// other types are skipped without decoding.
+	// other types are skipped without decoding. It must be safe for concurrent use
+	// (large batches are decoded in parallel).
 	Handles(eventType string) bool
 	// Apply writes the effects of events (one partition, offset order) in tx.
 	// It must derive every value from the events, never from the clock.
@@ -130,6 +133,9 @@ type parked struct {
 
 // Handle implements kafka.Handler.
 func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
+	// Decoding is pure CPU: it is done before the transaction (holding no
+	// connection), on every core for a large batch (see decodeAll).
+	decoded := p.decodeAll(b.Records)
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -151,28 +157,18 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 	var items []item
 	var park []parked
 	var last *kgo.Record
-	for _, rec := range b.Records {
+	for i, rec := range b.Records {
 		if rec.Offset < next {
 			continue // already applied
 		}
 		last = rec
-		typ := header(rec, events.HeaderType)
-		if !p.applier.Handles(typ) {
-			if p.unknownVersionOfHandled(typ) {
-				park = append(park, parked{rec: rec, cause: kafka.Undecodable(fmt.Errorf(
-					"%w: %s (another version of a type this projector applies; written by a newer release?)", events.ErrUnknownType, typ))})
-			}
-			continue
+		switch d := decoded[i]; {
+		case d.skip:
+		case d.err != nil:
+			park = append(park, parked{rec: rec, cause: d.err})
+		default:
+			items = append(items, item{ev: d.ev, rec: rec})
 		}
-		ev, err := p.registry.Decode(rec.Value)
-		if err == nil && ev.Payload.EventType() != p.registry.CurrentType(typ) {
-			err = fmt.Errorf("header %s %q does not match the envelope's type (decodes to %s)", events.HeaderType, typ, ev.Payload.EventType())
-		}
-		if err != nil {
-			park = append(park, parked{rec: rec, cause: kafka.Undecodable(err)})
-			continue
-		}
-		items = append(items, item{ev: ev, rec: rec})
 	}
 	if last == nil {
 		return nil // the whole batch was applied before
@@ -217,6 +213,64 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// decodedRecord is one record's decoding: an event, a record the applier
+// does not handle (skip), or the Undecodable cause it is parked with.
+type decodedRecord struct {
+	ev   events.Event
+	skip bool
+	err  error
+}
+
+// parallelDecodeMin is the batch size from which decodeAll spreads the work
+// over the cores: below it (a live tail) goroutines cost more than they save.
+const parallelDecodeMin = 256
+
+// decodeAll decodes recs, in parallel chunks for a large batch (catch-up
+// and replay, where decoding JSON and validating payloads is most of the
+// projector's CPU). Results are by index, so the order is the log's.
+func (p *Projector) decodeAll(recs []*kgo.Record) []decodedRecord {
+	out := make([]decodedRecord, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), len(recs)/parallelDecodeMin)
+	if workers <= 1 {
+		for i, rec := range recs {
+			out[i] = p.decode(rec)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	chunk := (len(recs) + workers - 1) / workers
+	for start := 0; start < len(recs); start += chunk {
+		wg.Go(func() {
+			for i := start; i < min(start+chunk, len(recs)); i++ {
+				out[i] = p.decode(recs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// decode decodes one record. It reads only the registry and the applier's
+// Handles, both safe for concurrent use.
+func (p *Projector) decode(rec *kgo.Record) decodedRecord {
+	typ := header(rec, events.HeaderType)
+	if !p.applier.Handles(typ) {
+		if p.unknownVersionOfHandled(typ) {
+			return decodedRecord{err: kafka.Undecodable(fmt.Errorf(
+				"%w: %s (another version of a type this projector applies; written by a newer release?)", events.ErrUnknownType, typ))}
+		}
+		return decodedRecord{skip: true}
+	}
+	ev, err := p.registry.Decode(rec.Value)
+	if err == nil && ev.Payload.EventType() != p.registry.CurrentType(typ) {
+		err = fmt.Errorf("header %s %q does not match the envelope's type (decodes to %s)", events.HeaderType, typ, ev.Payload.EventType())
+	}
+	if err != nil {
+		return decodedRecord{err: kafka.Undecodable(err)}
+	}
+	return decodedRecord{ev: ev}
 }
 
 // applyIsolating applies items in tx under a savepoint. When that fails
@@ -373,50 +427,4 @@ func header(rec *kgo.Record, key string) string {
 		}
 	}
 	return ""
-}
-
-// ErrWatermarkTimeout is returned when a projection did not reach a position in time.
-var ErrWatermarkTimeout = errors.New("projection did not catch up in time")
-
-// Watermark answers read-your-writes waits: has projector applied the log up
-// to a given position?
-type Watermark struct {
-	pool      *pgxpool.Pool
-	projector string
-	interval  time.Duration
-}
-
-// NewWatermark returns a watermark over projector's checkpoints.
-func NewWatermark(pool *pgxpool.Pool, projector string) *Watermark {
-	return &Watermark{pool: pool, projector: projector, interval: 2 * time.Millisecond}
-}
-
-// WaitFor blocks until the record at (topic, partition, offset) is applied,
-// ctx ends (its error), or timeout passes (ErrWatermarkTimeout).
-func (w *Watermark) WaitFor(ctx context.Context, topic string, partition int32, offset int64, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	interval := w.interval
-	for {
-		var applied bool
-		err := w.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projection_checkpoints
-			WHERE projector = $1 AND topic = $2 AND partition = $3 AND next_offset > $4)`,
-			w.projector, topic, partition, offset).Scan(&applied)
-		if err != nil {
-			return fmt.Errorf("read watermark: %w", err)
-		}
-		if applied {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return ErrWatermarkTimeout
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(interval):
-		}
-		if interval < 50*time.Millisecond {
-			interval += interval / 2
-		}
-	}
 }

@@ -412,10 +412,14 @@ func (a *Applier) applyViews(ctx context.Context, tx pgx.Tx, views []view) error
 		cPost, cViewer, cRange = append(cPost, v.p.PostID), append(cViewer, v.p.ViewerKey), append(cRange, v.p.IPRangeKey)
 		cDay, cAt = append(cDay, day), append(cAt, v.at)
 	}
+	// The credits are new by construction (those stored were loaded above),
+	// so they are copied: COPY is the cheapest way into the table.
 	if len(cPost) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO post_view_credits (post_id, viewer_key, ip_range_key, bucket_day, created_at)
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::date[], $5::timestamptz[])`,
-			cPost, cViewer, cRange, cDay, cAt); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"post_view_credits"},
+			[]string{"post_id", "viewer_key", "ip_range_key", "bucket_day", "created_at"},
+			pgx.CopyFromSlice(len(cPost), func(i int) ([]any, error) {
+				return []any{cPost[i], cViewer[i], cRange[i], cDay[i], cAt[i]}, nil
+			})); err != nil {
 			return fmt.Errorf("insert credits: %w", err)
 		}
 	}

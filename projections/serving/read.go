@@ -165,22 +165,38 @@ func (r *Reader) priorOf(ctx context.Context, postID, versionID string) (*Prior,
 	return &Prior{InvestigationID: id, Claims: claims}, nil
 }
 
+// VersionKnown reports whether the projection holds a version, with its
+// post and content (applied in one transaction, so all three or none).
+func (r *Reader) VersionKnown(ctx context.Context, id string) (bool, error) {
+	var known bool
+	if err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM post_versions WHERE id = $1)`, id).Scan(&known); err != nil {
+		return false, fmt.Errorf("version %s known: %w", id, err)
+	}
+	return known, nil
+}
+
 // VersionStatusByID looks a post version and its investigation up by the
 // version id, in one query.
 func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatus, error) {
 	var v VersionStatus
 	var invID, invStatus, invProvenance *string
 	var series, attempt *int
+	// The prior result's id (priorOf's query) comes in the same round trip:
+	// the view path reads a status per request.
+	var priorID *string
 	err := r.pool.QueryRow(ctx, `SELECT pv.id::text, pv.post_id::text, p.platform, p.external_id,
 			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at, i.id::text, i.status, i.provenance,
-			i.checked_at, i.attempt_series, i.attempt
+			i.checked_at, i.attempt_series, i.attempt, prior.id
 		FROM post_versions pv
 		JOIN posts p ON p.id = pv.post_id
 		JOIN content_blobs cb ON cb.content_hash = pv.content_hash
 		LEFT JOIN investigations i ON i.post_version_id = pv.id
-		WHERE pv.id = $1`, id).Scan(&v.ID, &v.PostID, &v.Platform, &v.ExternalID,
+		LEFT JOIN LATERAL (SELECT pi.id::text AS id FROM investigations pi
+			WHERE pi.post_id = pv.post_id AND pi.post_version_id <> pv.id AND pi.status = 'COMPLETE' AND pi.provenance = $2
+			ORDER BY pi.checked_at DESC, pi.id DESC LIMIT 1) prior ON true
+		WHERE pv.id = $1`, id, events.ProvenanceServerVerified).Scan(&v.ID, &v.PostID, &v.Platform, &v.ExternalID,
 		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &invID, &invStatus, &invProvenance,
-		&v.CheckedAt, &series, &attempt)
+		&v.CheckedAt, &series, &attempt, &priorID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VersionStatus{}, ErrNotFound
 	}
@@ -204,8 +220,12 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 			return VersionStatus{}, err
 		}
 	}
-	if v.Prior, err = r.priorOf(ctx, v.PostID, v.ID); err != nil {
-		return VersionStatus{}, err
+	if priorID != nil {
+		claims, err := r.claimsOf(ctx, *priorID)
+		if err != nil {
+			return VersionStatus{}, err
+		}
+		v.Prior = &Prior{InvestigationID: *priorID, Claims: claims}
 	}
 	return v, nil
 }

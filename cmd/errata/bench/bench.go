@@ -45,6 +45,19 @@ type Options struct {
 	// ReadYourWritesTimeout of the API under test.
 	ReadYourWritesTimeout time.Duration
 
+	// ViewConcurrency > 0 adds the view-path phase: recordViewAndGetStatus
+	// of one registered version with this many clients, beside a bare
+	// produce+select handler and fiber echo (0: skipped).
+	ViewConcurrency int
+	// ProfileDir, when set, keeps the view path's raw CPU profiles.
+	ProfileDir string
+
+	// RegistrationSamples new versions registered one at a time, and as
+	// many for the breakdown; RegistrationConcurrency clients re-register
+	// one known version (registration phase).
+	RegistrationSamples     int
+	RegistrationConcurrency int
+
 	// Progress receives one line per phase (nil: none).
 	Progress io.Writer
 	// Log receives the components' logs (nil: none).
@@ -66,6 +79,8 @@ func (o *Options) Defaults() {
 	def(&o.ProjectionPosts, 200)
 	def(&o.ViewsPerPost, 49)
 	def(&o.IPRangeDailyCap, 10)
+	def(&o.RegistrationSamples, 100)
+	def(&o.RegistrationConcurrency, 16)
 	if o.Partitions <= 0 {
 		o.Partitions = 3
 	}
@@ -105,6 +120,10 @@ type Result struct {
 	Database     string          `json:"database"`
 	TopicPrefix  string          `json:"topic_prefix"`
 	TotalSeconds float64         `json:"total_seconds"`
+
+	Registration RegistrationResult `json:"registration"`
+	// ViewPath is the view-path phase (nil when skipped).
+	ViewPath *ViewPathResult `json:"view_path,omitempty"`
 }
 
 // Throughput is a count over a time.
@@ -159,6 +178,14 @@ func Run(ctx context.Context, opt Options) (res Result, err error) {
 	}()
 
 	if err := runAPI(ctx, opt, rs, &res, progress); err != nil {
+		return res, err
+	}
+	if opt.ViewConcurrency > 0 {
+		if err := runViewPath(ctx, opt, rs, &res, progress); err != nil {
+			return res, err
+		}
+	}
+	if err := runRegistration(ctx, opt, rs, &res, progress); err != nil {
 		return res, err
 	}
 	if err := runProjection(ctx, opt, rs, &res, progress); err != nil {

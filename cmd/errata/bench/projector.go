@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +86,46 @@ type ProjectorStats struct {
 	StartSeconds float64 `json:"start_seconds"`
 	EventsPerSec float64 `json:"events_per_sec"`
 	DeadLetters  int     `json:"dead_letters"`
+	// Memory: the live heap (after the last GC) of this process, at the
+	// start and at its peak while the projector ran, sampled. Their
+	// difference is what catching up costs in memory; it must not grow
+	// with the log's length.
+	StartHeapBytes uint64 `json:"start_heap_bytes"`
+	PeakHeapBytes  uint64 `json:"peak_heap_bytes"`
+}
+
+// liveHeap is the live heap of this process after its last GC.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// sampleHeap records the peak live heap every interval until stop is
+// closed; the returned function waits for it and gives the peak.
+func sampleHeap(interval time.Duration, stop <-chan struct{}) func() uint64 {
+	var peak uint64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			peak = max(peak, liveHeap())
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		<-done
+		return peak
+	}
 }
 
 // Run migrates the schema, runs the exactly-once serving projector (real
@@ -105,6 +147,17 @@ func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
 		return ProjectorStats{}, err
 	}
 	total := p.Until.Total()
+	runtime.GC() // the start figure is live data only
+	startHeap := liveHeap()
+	stopSampling := make(chan struct{})
+	peakHeap := sampleHeap(20*time.Millisecond, stopSampling)
+	defer func() {
+		select {
+		case <-stopSampling:
+		default:
+			close(stopSampling)
+		}
+	}()
 	begin := time.Now()
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -135,6 +188,7 @@ func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
 		}
 	}
 	end := time.Now()
+	close(stopSampling)
 	if err := stop(); err != nil {
 		return ProjectorStats{}, fmt.Errorf("projector: %w", err)
 	}
@@ -142,7 +196,7 @@ func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
 	if err != nil {
 		return ProjectorStats{}, err
 	}
-	st := ProjectorStats{Events: total, Applied: applied, DeadLetters: dl.count()}
+	st := ProjectorStats{Events: total, Applied: applied, DeadLetters: dl.count(), StartHeapBytes: startHeap, PeakHeapBytes: max(startHeap, peakHeap())}
 	if total > 0 {
 		if start.IsZero() { // caught up at once: nothing to apply
 			start = end

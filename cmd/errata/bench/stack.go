@@ -35,6 +35,8 @@ type StackConfig struct {
 	ReadYourWritesTimeout time.Duration
 	HashSecret            string
 	Log                   *slog.Logger
+	// Observer, when set, is told of every batch the projector made durable.
+	Observer kafka.BatchObserver
 	// APIOptions, when set, adds the surfaces `errata serve` mounts
 	// (metrics, request logs, ...) on the serving pool, so the measured API
 	// is the one deployed; release runs when the stack closes.
@@ -98,7 +100,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 	group := cfg.Topics.Prefix + "projector." + serving.ProjectorName
 	dl := kafka.NewDeadLetter(s.producer, cfg.Topics.Name(events.TopicDeadLetter), group, cfg.Log)
 	proj := pgproj.NewProjector(serving.ProjectorName, s.Pool, reg, serving.NewApplier(cfg.IPRangeDailyCap), dl, cfg.Log)
-	runner, err := kafka.NewRunner(kafka.RunnerConfig{Brokers: cfg.Brokers, Group: group, Topics: s.ServingTops, Positions: proj}, proj, cfg.Log)
+	runner, err := kafka.NewRunner(kafka.RunnerConfig{Brokers: cfg.Brokers, Group: group, Topics: s.ServingTops, Positions: proj, Observer: cfg.Observer}, proj, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +109,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 	go func() { s.runDone <- runner.Run(rctx) }()
 
 	reader := serving.NewReader(s.Pool)
-	opts := []api.Option{api.WithInvestigations(s.Requests, reader),
+	opts := []api.Option{api.WithInvestigations(s.Requests, reader), api.WithKnownVersions(reader),
 		api.WithRoutes(func(app *fiber.App) { app.Use(s.counter.middleware) })}
 	if cfg.APIOptions != nil {
 		extra, release, err := cfg.APIOptions(ctx, s.Pool)
