@@ -98,15 +98,15 @@ describe("anchoring on a saved Wikipedia article", () => {
     expect(result.unanchored.map((c) => c.id)).toEqual(["missing"]);
   });
 
-  it("stays fast on a 100,000-character page", () => {
+  // Speed on this page is measured, not asserted: test/bench/anchor.bench.ts
+  // (npm run bench) and the Chromium e2e's ratio to a raw text walk.
+  it("leaves ten absent claims unanchored on a 100,000-character page", () => {
     const claims = Array.from({ length: 10 }, (_, i) =>
       claim(`c${i}`, `A claim number ${i} that is not on the page at all, about quantum chromodynamics and ${i * 7} cats.`),
     );
-    const started = performance.now();
     const result = anchorClaims(root, claims, textFilterFor(wikipediaAdapter));
-    const ms = performance.now() - started;
-    expect(result.unanchored).toHaveLength(10);
-    // jsdom is far slower than a browser; this only catches a runaway (quadratic) search.
-    expect(ms).toBeLessThan(3000);
+    expect(result.textLength).toBeGreaterThan(100_000);
+    expect(result.anchored).toEqual([]);
+    expect(result.unanchored.map((c) => c.id)).toEqual(claims.map((c) => c.id));
   });
 });
