@@ -15,6 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -22,11 +23,7 @@ var migrations embed.FS
 
 // Migrations are the run state's migrations.
 func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err)
-	}
-	return sub
+	return migrate.Dir(migrations, "migrations")
 }
 
 // StatusRetryWait is the one run status only the worker sees: an attempt

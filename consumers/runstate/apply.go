@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -35,11 +36,7 @@ var migrations embed.FS
 
 // Migrations are the run-state schema's migrations.
 func Migrations() fs.FS {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err)
-	}
-	return sub
+	return migrate.Dir(migrations, "migrations")
 }
 
 // Run statuses only the worker sees. A run is otherwise

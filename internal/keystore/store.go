@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/migrate"
 	"github.com/errata-dev/errata/internal/postgres"
 )
 
@@ -35,11 +36,7 @@ var migrationFiles embed.FS
 
 // Migrations are the store's schema migrations.
 func Migrations() fs.FS {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		panic(err) // embedded path is static
-	}
-	return sub
+	return migrate.Dir(migrationFiles, "migrations")
 }
 
 // Migrate creates or updates the store's schema.

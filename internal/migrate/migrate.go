@@ -179,3 +179,14 @@ func Run(ctx context.Context, s Store, migrations []Migration, log *slog.Logger)
 	}
 	return nil
 }
+
+// Dir is the directory dir of fsys: the migrations a package embeds
+// (//go:embed migrations/*.sql, then Dir(files, "migrations")). An invalid
+// dir is a programming error and panics.
+func Dir(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(fmt.Sprintf("migrate: %v", err))
+	}
+	return sub
+}

@@ -247,3 +247,13 @@ func TestRunWithoutTheLockDoesNothing(t *testing.T) {
 	require.EqualError(t, migrate.Run(context.Background(), s, abc(t), nil), "migration lock: connection refused")
 	require.Empty(t, s.calls)
 }
+
+// Dir is the embedded migrations directory; Load reads it as the root.
+func TestDir(t *testing.T) {
+	files := fstest.MapFS{"migrations/0001_a.sql": {Data: []byte("CREATE TABLE a;")}, "other.txt": {Data: []byte("x")}}
+	ms, err := migrate.Load(migrate.Dir(files, "migrations"))
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	require.Equal(t, 1, ms[0].Version)
+	require.Panics(t, func() { migrate.Dir(files, "../migrations") })
+}

@@ -126,11 +126,7 @@ func stripComments(s string) string {
 // recorded in _migrations with the file's sha256; a recorded migration
 // whose file changed is an error (migrate.ErrEdited).
 func Migrate(ctx context.Context, conn driver.Conn, log *slog.Logger) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	return migrateFiles(ctx, conn, sub, log)
+	return migrateFiles(ctx, conn, migrate.Dir(migrationFiles, "migrations"), log)
 }
 
 func migrateFiles(ctx context.Context, conn driver.Conn, files fs.FS, log *slog.Logger) error {

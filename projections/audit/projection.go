@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/migrate"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
@@ -27,11 +28,7 @@ var migrationFiles embed.FS
 
 // Migrations are the audit schema's migrations (pgproj.Migrate).
 func Migrations() fs.FS {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		panic(err) // embedded path is static
-	}
-	return sub
+	return migrate.Dir(migrationFiles, "migrations")
 }
 
 // Applier projects the investigations and posts topics into the audit

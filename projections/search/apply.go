@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -23,11 +24,7 @@ var migrationFiles embed.FS
 
 // Migrations are the search state schema's migrations (pgproj.Migrate).
 func Migrations() fs.FS {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		panic(err)
-	}
-	return sub
+	return migrate.Dir(migrationFiles, "migrations")
 }
 
 // StateSchema is the Postgres schema of the projector's fold (generation 1;

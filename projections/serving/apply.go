@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/migrate"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
@@ -24,11 +25,7 @@ var migrationFiles embed.FS
 
 // Migrations are the serving schema's migrations.
 func Migrations() fs.FS {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		panic(err) // embedded path is static
-	}
-	return sub
+	return migrate.Dir(migrationFiles, "migrations")
 }
 
 // ProjectorName is the serving projector's checkpoint identity.
