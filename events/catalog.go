@@ -156,6 +156,26 @@ func Catalog() []Definition {
 			New:     func() Payload { return &AnalysisFailedV1{} },
 			Subject: subjectOf(func(p *AnalysisFailedV1) string { return p.AnalysisID }),
 		},
+		{
+			Type: TypeConfigurationDeclaredV1, Topic: TopicInvestigations, Aggregate: "analysis-control",
+			New:     func() Payload { return &ConfigurationDeclaredV1{} },
+			Subject: subjectOf(func(*ConfigurationDeclaredV1) string { return ControlSubject }),
+		},
+		{
+			Type: TypeConfigurationPromotedV1, Topic: TopicInvestigations, Aggregate: "analysis-control",
+			New:     func() Payload { return &ConfigurationPromotedV1{} },
+			Subject: subjectOf(func(*ConfigurationPromotedV1) string { return ControlSubject }),
+		},
+		{
+			Type: TypeExperimentStartedV1, Topic: TopicInvestigations, Aggregate: "analysis-control",
+			New:     func() Payload { return &ExperimentStartedV1{} },
+			Subject: subjectOf(func(*ExperimentStartedV1) string { return ControlSubject }),
+		},
+		{
+			Type: TypeExperimentStoppedV1, Topic: TopicInvestigations, Aggregate: "analysis-control",
+			New:     func() Payload { return &ExperimentStoppedV1{} },
+			Subject: subjectOf(func(*ExperimentStoppedV1) string { return ControlSubject }),
+		},
 	}
 }
 

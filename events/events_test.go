@@ -130,6 +130,9 @@ func samples() map[string]events.Payload {
 	for typ, p := range analysisSamples(postID, versionHash) {
 		m[typ] = p
 	}
+	for typ, p := range controlSamples() {
+		m[typ] = p
+	}
 	return m
 }
 

@@ -43,6 +43,19 @@ type InvestigationRequestedV1 struct {
 	RequesterKey string `json:"requester_key,omitempty"`
 	// UniqueViewScore is the post's score when the selector chose it.
 	UniqueViewScore int64 `json:"unique_view_score,omitempty"`
+	// ConfigurationID names the analysis configuration the investigation
+	// runs under ("": the default configuration); Configuration is its
+	// full content, so the request alone says how it must run.
+	ConfigurationID string                   `json:"configuration_id,omitempty"`
+	Configuration   *AnalysisConfigurationV1 `json:"configuration,omitempty"`
+	// Supersedes is the investigation of the same post version this one
+	// re-does under another configuration (re-processing). The superseded
+	// investigation is never changed.
+	Supersedes string `json:"supersedes,omitempty"`
+	// ExperimentID and Arm record the experiment that chose the
+	// configuration (ExperimentArm of the post version) when one ran.
+	ExperimentID string `json:"experiment_id,omitempty"`
+	Arm          string `json:"arm,omitempty"`
 }
 
 // EventType implements Payload.
@@ -60,11 +73,32 @@ func (p InvestigationRequestedV1) Validate() error {
 	if p.PostVersionID != PostVersionID(p.PostID, p.VersionHash) {
 		errs = append(errs, errors.New("post_version_id does not derive from post_id and version_hash"))
 	}
-	if p.InvestigationID != InvestigationID(p.PostVersionID) {
-		errs = append(errs, errors.New("investigation_id does not derive from post_version_id"))
+	if p.InvestigationID != InvestigationIDFor(p.PostVersionID, p.ConfigurationID) {
+		errs = append(errs, errors.New("investigation_id does not derive from post_version_id and configuration_id"))
+	}
+	switch {
+	case p.ConfigurationID == DefaultConfigurationID && p.Configuration != nil:
+		errs = append(errs, errors.New("the default configuration carries no configuration"))
+	case p.ConfigurationID != DefaultConfigurationID && p.Configuration == nil:
+		errs = append(errs, errors.New("configuration is required with configuration_id"))
+	case p.Configuration != nil:
+		if err := p.Configuration.Validate(); err != nil {
+			errs = append(errs, err)
+		} else if ConfigurationID(*p.Configuration) != p.ConfigurationID {
+			errs = append(errs, errors.New("configuration_id does not derive from the configuration"))
+		}
+	}
+	if p.Supersedes != "" && (!validUUID(p.Supersedes) || p.Supersedes == p.InvestigationID) {
+		errs = append(errs, errors.New("supersedes must be the UUID of another investigation"))
+	}
+	switch {
+	case p.ExperimentID == "" && p.Arm == "":
+	case validUUID(p.ExperimentID) && (p.Arm == ArmControl || p.Arm == ArmCandidate):
+	default:
+		errs = append(errs, fmt.Errorf("experiment_id must be a UUID with arm %s or %s (got %q)", ArmControl, ArmCandidate, p.Arm))
 	}
 	switch p.Source {
-	case RequestSourceSelector, RequestSourceInvestigateNow:
+	case RequestSourceSelector, RequestSourceInvestigateNow, RequestSourceReprocess:
 	default:
 		errs = append(errs, fmt.Errorf("source %q is unknown", p.Source))
 	}
@@ -146,6 +180,8 @@ type InvestigationCompletedV1 struct {
 	// in events written before attempts were recorded).
 	Series  int `json:"series,omitempty"`
 	Attempt int `json:"attempt,omitempty"`
+	// ConfigurationID is the investigation's configuration ("": default).
+	ConfigurationID string `json:"configuration_id,omitempty"`
 }
 
 // EventType implements Payload.
@@ -153,7 +189,7 @@ func (InvestigationCompletedV1) EventType() string { return TypeInvestigationCom
 
 // Validate implements Payload.
 func (p InvestigationCompletedV1) Validate() error {
-	errs := []error{validateInvestigationRef(p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance)}
+	errs := []error{validateInvestigationRef(p.InvestigationID, p.PostID, p.PostVersionID, p.ConfigurationID, p.Provenance)}
 	if p.PromptVersion == "" || p.Provider == "" || p.Model == "" {
 		errs = append(errs, errors.New("prompt_version, provider and model are required"))
 	}
@@ -178,6 +214,8 @@ type InvestigationFailedV1 struct {
 	// Series is the attempt series the failure ends (absent in events
 	// written before attempt series were recorded: the current one).
 	Series int `json:"series,omitempty"`
+	// ConfigurationID is the investigation's configuration ("": default).
+	ConfigurationID string `json:"configuration_id,omitempty"`
 }
 
 // EventType implements Payload.
@@ -185,7 +223,7 @@ func (InvestigationFailedV1) EventType() string { return TypeInvestigationFailed
 
 // Validate implements Payload.
 func (p InvestigationFailedV1) Validate() error {
-	errs := []error{validateInvestigationRef(p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance)}
+	errs := []error{validateInvestigationRef(p.InvestigationID, p.PostID, p.PostVersionID, p.ConfigurationID, p.Provenance)}
 	if p.Reason == "" {
 		errs = append(errs, errors.New("reason is empty"))
 	}
@@ -195,13 +233,16 @@ func (p InvestigationFailedV1) Validate() error {
 	return errors.Join(errs...)
 }
 
-func validateInvestigationRef(investigationID, postID, postVersionID, provenance string) error {
+func validateInvestigationRef(investigationID, postID, postVersionID, configurationID, provenance string) error {
 	var errs []error
 	if !validUUID(postID) || !validUUID(postVersionID) {
 		errs = append(errs, errors.New("post_id and post_version_id must be UUIDs"))
 	}
-	if investigationID != InvestigationID(postVersionID) {
-		errs = append(errs, errors.New("investigation_id does not derive from post_version_id"))
+	if !validConfigurationRef(configurationID) {
+		errs = append(errs, errors.New("configuration_id must be a UUID or empty (the default configuration)"))
+	}
+	if investigationID != InvestigationIDFor(postVersionID, configurationID) {
+		errs = append(errs, errors.New("investigation_id does not derive from post_version_id and configuration_id"))
 	}
 	switch provenance {
 	case ProvenanceServerVerified, ProvenanceClientFallback:

@@ -135,8 +135,11 @@ type SkippedImageV1 struct {
 // SERVER_VERIFIED investigation of the same post, its claims and the diff
 // from its text to this version's.
 type UpdateBasisV1 struct {
-	PriorInvestigationID string    `json:"prior_investigation_id"`
-	PriorPostVersionID   string    `json:"prior_post_version_id"`
+	PriorInvestigationID string `json:"prior_investigation_id"`
+	PriorPostVersionID   string `json:"prior_post_version_id"`
+	// PriorConfigurationID is the prior investigation's configuration
+	// ("": the default configuration).
+	PriorConfigurationID string    `json:"prior_configuration_id,omitempty"`
 	PriorClaims          []ClaimV1 `json:"prior_claims"`
 	Diff                 string    `json:"diff"`
 }
@@ -166,6 +169,8 @@ type InvestigationInputSnapshottedV1 struct {
 	Images        []SnapshotImageV1 `json:"images"`
 	SkippedImages []SkippedImageV1  `json:"skipped_images"`
 	Update        *UpdateBasisV1    `json:"update,omitempty"`
+	// ConfigurationID is the investigation's configuration ("": default).
+	ConfigurationID string `json:"configuration_id,omitempty"`
 }
 
 // EventType implements Payload.
@@ -174,8 +179,8 @@ func (InvestigationInputSnapshottedV1) EventType() string { return TypeInvestiga
 // Validate implements Payload.
 func (p InvestigationInputSnapshottedV1) Validate() error {
 	var errs []error
-	if p.InvestigationID != InvestigationID(p.PostVersionID) || !validUUID(p.PostID) {
-		errs = append(errs, errors.New("investigation_id must derive from post_version_id; post_id must be a UUID"))
+	if !validConfigurationRef(p.ConfigurationID) || p.InvestigationID != InvestigationIDFor(p.PostVersionID, p.ConfigurationID) || !validUUID(p.PostID) {
+		errs = append(errs, errors.New("investigation_id must derive from post_version_id and configuration_id; post_id must be a UUID"))
 	}
 	if !ValidPlatform(p.Platform) {
 		errs = append(errs, fmt.Errorf("platform %q is unknown", p.Platform))
@@ -211,8 +216,8 @@ func (p InvestigationInputSnapshottedV1) Validate() error {
 		}
 	}
 	if u := p.Update; u != nil {
-		if u.PriorInvestigationID != InvestigationID(u.PriorPostVersionID) {
-			errs = append(errs, errors.New("update: prior_investigation_id must derive from prior_post_version_id"))
+		if !validConfigurationRef(u.PriorConfigurationID) || u.PriorInvestigationID != InvestigationIDFor(u.PriorPostVersionID, u.PriorConfigurationID) {
+			errs = append(errs, errors.New("update: prior_investigation_id must derive from prior_post_version_id and prior_configuration_id"))
 		}
 		if u.PriorClaims == nil || u.Diff == "" {
 			errs = append(errs, errors.New("update: prior_claims and diff are required"))
