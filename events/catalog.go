@@ -176,6 +176,16 @@ func Catalog() []Definition {
 			New:     func() Payload { return &ExperimentStoppedV1{} },
 			Subject: subjectOf(func(*ExperimentStoppedV1) string { return ControlSubject }),
 		},
+		{
+			Type: TypeAppealFiledV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealFiledV1{} },
+			Subject: subjectOf(func(p *AppealFiledV1) string { return p.AppealID }),
+		},
+		{
+			Type: TypeAppealDecidedV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealDecidedV1{} },
+			Subject: subjectOf(func(p *AppealDecidedV1) string { return p.AppealID }),
+		},
 	}
 }
 

@@ -133,6 +133,9 @@ func samples() map[string]events.Payload {
 	for typ, p := range controlSamples() {
 		m[typ] = p
 	}
+	for typ, p := range appealSamples(postID, versionHash) {
+		m[typ] = p
+	}
 	return m
 }
 
