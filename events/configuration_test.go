@@ -59,7 +59,7 @@ func TestAppealInputIsBounded(t *testing.T) {
 		{"reason too long", strings.Repeat("é", events.AppealReasonMaxRunes+1), nil},
 		{"reason with NUL", "this is wrong\x00 because", nil},
 		{"reason with escape", "this is wrong \x1b[31m because", nil},
-		{"invalid UTF-8", "this is wrong ÿ because", nil},
+		{"invalid UTF-8", "this is wrong \xff because", nil},
 		{"loopback url", "this is wrong because", []string{"http://127.0.0.1/admin"}},
 		{"private url", "this is wrong because", []string{"https://10.0.0.7/"}},
 		{"metadata url", "this is wrong because", []string{"http://169.254.169.254/latest/meta-data"}},
