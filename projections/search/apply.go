@@ -74,13 +74,15 @@ func (a *Applier) Handles(t string) bool {
 	if a.analysisIndex != "" && slices.Contains(analysisTypes, t) {
 		return true
 	}
-	return t == events.TypePostVersionRegisteredV1 || t == events.TypeInvestigationCompletedV1
+	return t == events.TypePostVersionRegisteredV1 || t == events.TypeInvestigationCompletedV1 ||
+		t == events.TypeAppealDecidedV1
 }
 
 // Apply implements pgproj.Applier.
 func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) error {
 	b := &pgx.Batch{}
-	touched := map[string]int64{}
+	touched := map[string]bool{}
+	var registered []string
 	analyses := map[string]int64{}
 	for _, ev := range evs {
 		if slices.Contains(analysisTypes, ev.Type()) {
@@ -94,20 +96,34 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 		switch p := ev.Payload.(type) {
 		case *events.PostVersionRegisteredV1:
 			queueRegistration(b, ev, p)
-			touched[events.InvestigationID(p.PostVersionID)]++
+			touched[events.InvestigationID(p.PostVersionID)] = true
+			registered = append(registered, p.PostVersionID)
 		case *events.InvestigationCompletedV1:
 			claims, err := json.Marshal(p.Claims)
 			if err != nil {
 				return fmt.Errorf("search: claims of %s: %w", p.InvestigationID, err)
 			}
 			b.Queue(`INSERT INTO investigations (investigation_id, post_id, post_version_id, status, provenance,
-					checked_at, prompt_version, provider, model, claims)
-				VALUES ($1, $2, $3, 'COMPLETE', $4, $5, $6, $7, $8, $9)
+					checked_at, prompt_version, provider, model, claims, configuration_id)
+				VALUES ($1, $2, $3, 'COMPLETE', $4, $5, $6, $7, $8, $9, $10)
 				ON CONFLICT (investigation_id) DO UPDATE SET provenance = EXCLUDED.provenance,
 					checked_at = EXCLUDED.checked_at, prompt_version = EXCLUDED.prompt_version,
-					provider = EXCLUDED.provider, model = EXCLUDED.model, claims = EXCLUDED.claims`,
-				p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance, ev.Time, p.PromptVersion, p.Provider, p.Model, claims)
-			touched[p.InvestigationID]++
+					provider = EXCLUDED.provider, model = EXCLUDED.model, claims = EXCLUDED.claims,
+					completions = investigations.completions + 1`,
+				p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance, ev.Time, p.PromptVersion, p.Provider, p.Model,
+				claims, p.ConfigurationID)
+			touched[p.InvestigationID] = true
+		case *events.AppealDecidedV1:
+			if p.Outcome != events.AppealRetracted {
+				continue
+			}
+			b.Queue(`INSERT INTO retracted_claims (claim_id, investigation_id, appeal_id, reason, retracted_at)
+				VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (claim_id) DO UPDATE SET appeal_id = EXCLUDED.appeal_id, reason = EXCLUDED.reason,
+					retracted_at = EXCLUDED.retracted_at
+				WHERE EXCLUDED.appeal_id < retracted_claims.appeal_id`,
+				p.ClaimID, p.InvestigationID, p.AppealID, p.Reason, ev.Time)
+			touched[p.InvestigationID] = true
 		default:
 			// Handles admits nothing else.
 			return fmt.Errorf("search: unexpected payload %T", ev.Payload)
@@ -137,27 +153,30 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 	if len(touched) == 0 {
 		return nil
 	}
-
-	// Advance the revisions in id order (concurrent writers of the same
-	// documents from other partitions lock them in the same order). The row
-	// lock also makes such a writer wait for this transaction, and then
-	// read what it committed before building its documents.
+	// A registration changes the documents of every investigation of its
+	// version, under any configuration.
+	if len(registered) > 0 {
+		rows, err := tx.Query(ctx, `SELECT investigation_id::text FROM investigations
+			WHERE post_version_id = ANY($1::uuid[]) AND configuration_id <> ''`, registered)
+		if err != nil {
+			return fmt.Errorf("search: investigations of registered versions: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("search: investigations of registered versions: %w", err)
+		}
+		for _, id := range ids {
+			touched[id] = true
+		}
+	}
 	ids := make([]string, 0, len(touched))
 	for id := range touched {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	counts := make([]int64, len(ids))
-	for i, id := range ids {
-		counts[i] = touched[id]
+	if err := advanceRevisions(ctx, tx, ids); err != nil {
+		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO documents (investigation_id, revision)
-		SELECT id, n FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS t(id, n, ord) ORDER BY ord
-		ON CONFLICT (investigation_id) DO UPDATE SET revision = documents.revision + EXCLUDED.revision`,
-		ids, counts); err != nil {
-		return fmt.Errorf("search: revisions: %w", err)
-	}
-
 	docs, err := BuildDocuments(ctx, tx, ids)
 	if err != nil {
 		return err
@@ -167,6 +186,37 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 	}
 	if err := a.bulk.Index(ctx, a.index, docs); err != nil {
 		return fmt.Errorf("search: %w", err)
+	}
+	return nil
+}
+
+// advanceRevisions sets the revision of each document in ids to what the
+// fold now says: its version's registrations, its investigation's
+// completions and its retracted claims. Every term only grows, so a
+// revision never goes back, and it does not depend on how events were
+// batched or interleaved.
+//
+// The rows are locked first, in id order (concurrent writers of the same
+// documents from other partitions lock them in the same order, and a
+// writer waits for the transaction holding the lock); the revisions are
+// then computed by a second statement, whose snapshot includes whatever
+// the previous holder committed.
+func advanceRevisions(ctx context.Context, tx pgx.Tx, ids []string) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO documents (investigation_id, revision)
+		SELECT id, 1 FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, ord) ORDER BY ord
+		ON CONFLICT (investigation_id) DO UPDATE SET revision = documents.revision`, ids); err != nil {
+		return fmt.Errorf("search: lock revisions: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE documents d SET revision = GREATEST(1,
+			COALESCE((SELECT v.registrations FROM versions v
+				WHERE v.post_version_id = COALESCE(i.post_version_id,
+					(SELECT w.post_version_id FROM versions w WHERE w.investigation_id = d.investigation_id LIMIT 1))), 0)
+			+ COALESCE(i.completions, 0)
+			+ (SELECT count(*) FROM retracted_claims r WHERE r.investigation_id = d.investigation_id))
+		FROM unnest($1::uuid[]) AS t(id)
+		LEFT JOIN investigations i ON i.investigation_id = t.id
+		WHERE d.investigation_id = t.id`, ids); err != nil {
+		return fmt.Errorf("search: revisions: %w", err)
 	}
 	return nil
 }
@@ -184,10 +234,12 @@ var upsertVersion = func() string {
 	}
 	// Every SET expression reads the row as it was before the update.
 	return `INSERT INTO versions (post_version_id, investigation_id, post_id, platform, external_id, url,
-			content_hash, author_id, author_name, excerpt, source_verified, source_at, source_event, server_verified_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			content_hash, author_id, author_name, excerpt, source_verified, source_at, source_event, server_verified_at,
+			registrations)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1)
 		ON CONFLICT (post_version_id) DO UPDATE SET ` + strings.Join(set, ",\n\t\t\t") + `,
-			server_verified_at = LEAST(versions.server_verified_at, EXCLUDED.server_verified_at)`
+			server_verified_at = LEAST(versions.server_verified_at, EXCLUDED.server_verified_at),
+			registrations = versions.registrations + 1`
 }()
 
 // queueRegistration folds one registration: the version row (descriptive
@@ -237,7 +289,11 @@ func Excerpt(text string) string {
 // _source in Elasticsearch). Field order is fixed, so the same state always
 // gives the same bytes.
 type Source struct {
-	InvestigationID    string        `json:"investigation_id"`
+	InvestigationID string `json:"investigation_id"`
+	// ConfigurationID is the analysis configuration the investigation ran
+	// under (absent for the default configuration, as in documents indexed
+	// before configurations existed).
+	ConfigurationID    string        `json:"configuration_id,omitempty"`
 	PostID             string        `json:"post_id"`
 	PostVersionID      string        `json:"post_version_id"`
 	ContentHash        string        `json:"content_hash"`
@@ -294,7 +350,9 @@ func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, error) {
 	rows, err := q.Query(ctx, `
 		SELECT d.investigation_id::text, d.revision, i.post_id::text, i.post_version_id::text, i.provenance,
-		       i.checked_at, i.prompt_version, i.provider, i.model, i.claims,
+		       i.checked_at, i.prompt_version, i.provider, i.model, i.claims, i.configuration_id,
+		       COALESCE((SELECT array_agg(r.claim_id::text ORDER BY r.claim_id) FROM retracted_claims r
+		                 WHERE r.investigation_id = d.investigation_id), '{}'),
 		       v.platform, v.external_id, v.url, v.content_hash, v.author_id::text, v.author_name, v.excerpt,
 		       v.server_verified_at,
 		       (SELECT count(*) FROM version_reporters r WHERE r.post_version_id = v.post_version_id)
@@ -315,8 +373,9 @@ func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, e
 		var verifiedAt *time.Time
 		var claims []byte
 		var corroboration int64
+		var retracted []string
 		if err := rows.Scan(&s.InvestigationID, &revision, &s.PostID, &s.PostVersionID, &s.Provenance,
-			&checkedAt, &s.PromptVersion, &s.Provider, &s.Model, &claims,
+			&checkedAt, &s.PromptVersion, &s.Provider, &s.Model, &claims, &s.ConfigurationID, &retracted,
 			&s.Platform, &s.ExternalID, &s.URL, &s.ContentHash, &s.AuthorID, &s.AuthorDisplayName, &s.PostExcerpt,
 			&verifiedAt, &corroboration); err != nil {
 			return nil, fmt.Errorf("search: read documents: %w", err)
@@ -332,6 +391,8 @@ func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, e
 		if err := json.Unmarshal(claims, &published); err != nil {
 			return nil, fmt.Errorf("search: claims of %s: %w", s.InvestigationID, err)
 		}
+		// A claim an appeal retracted is no longer part of the current view.
+		published = slices.DeleteFunc(published, func(c events.ClaimV1) bool { return slices.Contains(retracted, c.ID) })
 		s.Claims = make([]ClaimSource, len(published))
 		for i, c := range published {
 			cs := ClaimSource{ID: c.ID, Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning,

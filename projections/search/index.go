@@ -55,6 +55,7 @@ const indexBody = `{
     "dynamic": "strict",
     "properties": {
       "investigation_id":    {"type": "keyword"},
+      "configuration_id":    {"type": "keyword"},
       "post_id":             {"type": "keyword"},
       "post_version_id":     {"type": "keyword"},
       "content_hash":        {"type": "keyword"},
@@ -153,9 +154,26 @@ func do(ctx context.Context, es *elasticsearch.Client, req esapi.Request, what s
 }
 
 // CreateIndex creates the versioned index name with the search mapping. An
-// index that already exists is left as it is (idempotent).
+// index that already exists keeps its documents and gets the fields the
+// mapping gained since it was created (additive; idempotent).
 func CreateIndex(ctx context.Context, es *elasticsearch.Client, name string) error {
-	return createIndex(ctx, es, name, indexBody)
+	if err := createIndex(ctx, es, name, indexBody); err != nil {
+		return err
+	}
+	return putMapping(ctx, es, name, indexBody)
+}
+
+// putMapping sends the mapping of body to an existing index. Elasticsearch
+// adds new fields and refuses a change to an existing one.
+func putMapping(ctx context.Context, es *elasticsearch.Client, name, body string) error {
+	var parsed struct {
+		Mappings json.RawMessage `json:"mappings"`
+	}
+	if err := json.Unmarshal([]byte(body), &parsed); err != nil {
+		return fmt.Errorf("mapping of %s: %w", name, err)
+	}
+	return do(ctx, es, esapi.IndicesPutMappingRequest{Index: []string{name}, Body: bytes.NewReader(parsed.Mappings)},
+		"put mapping "+name, nil)
 }
 
 // CreateAnalysisIndex creates the versioned analyses index name
