@@ -332,6 +332,7 @@ func expectError(t testing.TB, r response, name, path string) map[string]any {
 		"PARSE_ERROR": {-32700, 400}, "BAD_REQUEST": {-32600, 400}, "UNAUTHORIZED": {-32001, 401},
 		"FORBIDDEN": {-32003, 403}, "NOT_FOUND": {-32004, 404}, "PRECONDITION_FAILED": {-32012, 412},
 		"PAYLOAD_TOO_LARGE": {-32013, 413}, "TOO_MANY_REQUESTS": {-32029, 429}, "INTERNAL_SERVER_ERROR": {-32603, 500},
+		"CONFLICT": {-32009, 409},
 	}[name]
 	require.NotZero(t, want.rpc, "unknown code %s", name)
 	require.Equal(t, want.http, r.status, "body: %s", r.body)

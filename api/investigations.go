@@ -36,6 +36,39 @@ func WithInvestigations(req Requester, reader InvestigationReader) Option {
 	return func(s *Server) { s.requester, s.invReader = req, reader }
 }
 
+// Assigner decides the configuration of a request
+// (producers/investigations.Assigner over the serving projection).
+type Assigner = investigations.Assigner
+
+// WithAssigner makes investigateNow request new investigations under the
+// configuration the serving projection assigns (the running experiment's
+// arm, else the active configuration). Without it every investigation runs
+// under the default configuration.
+func WithAssigner(a Assigner) Option {
+	return func(s *Server) { s.assigner = a }
+}
+
+// assignment is the configuration a request for version v runs under: the
+// one of its visible investigation when it has one (requested again: a
+// FAILED run restarted, a user's key for a PENDING one), else a new
+// assignment.
+func (s *Server) assignment(ctx context.Context, v serving.VersionStatus) (investigations.Assignment, error) {
+	if s.assigner == nil {
+		return investigations.Assignment{}, nil
+	}
+	if v.InvestigationID == "" {
+		return s.assigner.Assign(ctx, v.ID)
+	}
+	a, err := s.assigner.Of(ctx, v.ID, v.InvestigationID)
+	if err != nil {
+		return a, err
+	}
+	if events.InvestigationIDFor(v.ID, a.ConfigurationID) != v.InvestigationID {
+		return a, errors.New("investigateNow: the assignment does not name the version's investigation")
+	}
+	return a, nil
+}
+
 // isoMillis renders timestamps as ISO-8601 UTC with a Z.
 const isoMillis = "2006-01-02T15:04:05.000Z"
 
@@ -90,7 +123,9 @@ func (s *Server) investigateNow(c *fiber.Ctx, path string) (any, error) {
 	if v.WordCount > content.WordCountLimit {
 		return nil, newError(CodeBadRequest, "the post has more than 10,000 words; posts that long are not investigated")
 	}
-	invID := events.InvestigationID(v.ID)
+	// The visible investigation, when the version has one (design rule 3:
+	// then nothing new is requested, it is answered with).
+	invID := v.InvestigationID
 	switch v.InvestigationStatus {
 	case events.StatusComplete:
 		return investigateNowOutput{InvestigationID: invID, Status: v.InvestigationStatus,
@@ -107,10 +142,16 @@ func (s *Server) investigateNow(c *fiber.Ctx, path string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	assignment, err := s.assignment(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	invID = events.InvestigationIDFor(v.ID, assignment.ConfigurationID)
 	req := investigations.Request{
 		Version: investigations.Version{PostID: v.PostID, PostVersionID: v.ID, Platform: v.Platform,
 			ExternalID: v.ExternalID, VersionHash: v.VersionHash},
-		Source: events.RequestSourceInvestigateNow, RequesterKey: caller.ViewerKey,
+		Assignment: assignment,
+		Source:     events.RequestSourceInvestigateNow, RequesterKey: caller.ViewerKey,
 		CorrelationID: caller.CorrelationID, UserKey: logging.Secret(userKey),
 	}
 	pos, err := s.requester.Request(ctx, req)

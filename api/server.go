@@ -96,6 +96,7 @@ type Server struct {
 	openai     *openAIChecker
 	requester  Requester
 	invReader  InvestigationReader
+	assigner   Assigner // nil: the default configuration
 	backlog    Backlog
 	known      KnownVersions
 	log        *slog.Logger
@@ -111,6 +112,8 @@ type Server struct {
 	streams     *streamSlots
 	streamCtx   context.Context
 	stopStreams context.CancelFunc
+	// appeals enables the appeal namespace (WithAppeals).
+	appeals *appealAPI
 }
 
 // WithListener wraps the listener Listen and Serve accept connections on
@@ -209,6 +212,9 @@ func (s *Server) routes() {
 	s.app.Get("/trpc/post.batchStatus", s.procedure("post.batchStatus", s.batchStatus))
 	if s.analyses != nil {
 		s.analysisRoutes()
+	}
+	if s.appeals != nil {
+		s.appealRoutes()
 	}
 	s.app.All("/trpc/:path", func(c *fiber.Ctx) error {
 		return writeError(c, c.Params("path"), newError(CodeNotFound, fmt.Sprintf("no procedure %q for %s", c.Params("path"), c.Method())))

@@ -14,6 +14,7 @@ const (
 	CodeUnauthorized        Code = "UNAUTHORIZED"
 	CodeForbidden           Code = "FORBIDDEN"
 	CodeNotFound            Code = "NOT_FOUND"
+	CodeConflict            Code = "CONFLICT"
 	CodePreconditionFailed  Code = "PRECONDITION_FAILED"
 	CodeTimeout             Code = "TIMEOUT"
 	CodePayloadTooLarge     Code = "PAYLOAD_TOO_LARGE"
@@ -30,6 +31,7 @@ var codeNumbers = map[Code]struct {
 	CodeUnauthorized:        {-32001, 401},
 	CodeForbidden:           {-32003, 403},
 	CodeNotFound:            {-32004, 404},
+	CodeConflict:            {-32009, 409},
 	CodePreconditionFailed:  {-32012, 412},
 	CodeTimeout:             {-32008, 408},
 	CodePayloadTooLarge:     {-32013, 413},

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -179,4 +180,222 @@ func (p AppealDecidedV1) Validate() error {
 		errs = append(errs, errors.New("policy_version is required"))
 	}
 	return errors.Join(errs...)
+}
+
+// The review of an appeal: one attempt at a time (keyed by the appeal id,
+// so in order), each step an event appended before anything derived from
+// it, so that a replay never searches, fetches or asks a model again.
+const (
+	TypeAppealReviewStartedV1    = "appeal.review_started.v1"
+	TypeAppealQueryIssuedV1      = "appeal.query_issued.v1"
+	TypeAppealURLFetchedV1       = "appeal.url_fetched.v1"
+	TypeAppealExchangeRecordedV1 = "appeal.exchange_recorded.v1"
+	TypeAppealEvidenceAssessedV1 = "appeal.evidence_assessed.v1"
+	TypeAppealReviewFailedV1     = "appeal.review_failed.v1"
+)
+
+// AppealRef names one review attempt of an appeal.
+type AppealRef struct {
+	AppealID string `json:"appeal_id"`
+	Attempt  int    `json:"attempt"`
+}
+
+func (r AppealRef) validate() error {
+	if !validUUID(r.AppealID) || r.Attempt < 1 || r.Attempt > maxAttemptNumber {
+		return fmt.Errorf("appeal_id must be a UUID and attempt in 1..%d", maxAttemptNumber)
+	}
+	return nil
+}
+
+// AppealReviewStartedV1 starts a review attempt: the claim it re-examines
+// and the versions it judges by.
+type AppealReviewStartedV1 struct {
+	AppealRef
+	Worker  string `json:"worker"`
+	ClaimID string `json:"claim_id"`
+	// ClaimText is the published claim as the review reads it.
+	ClaimText string `json:"claim_text"`
+	// PolicyVersion is the policy the claim was published under (the
+	// default policy's when that is unknown or no longer known).
+	PolicyVersion   string      `json:"policy_version"`
+	RegistryVersion string      `json:"registry_version"`
+	Search          string      `json:"search"`
+	StancePrompt    PromptRefV1 `json:"stance_prompt"`
+	StanceModel     string      `json:"stance_model"`
+}
+
+// EventType implements Payload.
+func (AppealReviewStartedV1) EventType() string { return TypeAppealReviewStartedV1 }
+
+// Validate implements Payload.
+func (p AppealReviewStartedV1) Validate() error {
+	errs := []error{p.AppealRef.validate(), p.StancePrompt.validate()}
+	if !validUUID(p.ClaimID) || p.ClaimText == "" {
+		errs = append(errs, errors.New("claim_id must be a UUID and claim_text is required"))
+	}
+	if p.PolicyVersion == "" || p.RegistryVersion == "" || p.Search == "" || p.StanceModel == "" {
+		errs = append(errs, errors.New("policy_version, registry_version, search and stance_model are required"))
+	}
+	return errors.Join(errs...)
+}
+
+// AppealQueryIssuedV1 is one search query of a review and its top results.
+type AppealQueryIssuedV1 struct {
+	AppealRef
+	Query   string           `json:"query"`
+	Kind    string           `json:"kind"`
+	Results []SearchResultV1 `json:"results"`
+	Error   string           `json:"error,omitempty"`
+}
+
+// EventType implements Payload.
+func (AppealQueryIssuedV1) EventType() string { return TypeAppealQueryIssuedV1 }
+
+// Validate implements Payload.
+func (p AppealQueryIssuedV1) Validate() error {
+	errs := []error{p.AppealRef.validate()}
+	if p.Query == "" || p.Results == nil {
+		errs = append(errs, errors.New("query and results are required"))
+	}
+	if p.Kind != "keyword" && p.Kind != "timeline" {
+		errs = append(errs, fmt.Errorf("kind %q is unknown", p.Kind))
+	}
+	return errors.Join(errs...)
+}
+
+// AppealURLFetchedV1 is one of the appellant's URLs as the review fetched
+// it (through the SSRF-safe client): the page's title and the bounded
+// text it read, or why it could not.
+type AppealURLFetchedV1 struct {
+	AppealRef
+	URL   string `json:"url"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+	Error string `json:"error,omitempty"`
+}
+
+// EventType implements Payload.
+func (AppealURLFetchedV1) EventType() string { return TypeAppealURLFetchedV1 }
+
+// Validate implements Payload.
+func (p AppealURLFetchedV1) Validate() error {
+	errs := []error{p.AppealRef.validate()}
+	if p.URL == "" || len(p.URL) > AppealURLMaxBytes {
+		errs = append(errs, errors.New("url is required, at most 2,048 bytes"))
+	}
+	if (p.Error == "") == (p.Text == "" && p.Title == "") {
+		errs = append(errs, errors.New("a fetch has a title or text, or an error, not both"))
+	}
+	return errors.Join(errs...)
+}
+
+// AppealExchangeRecordedV1 is one model exchange of a review, with its
+// exact bytes.
+type AppealExchangeRecordedV1 struct {
+	AppealRef
+	Step        string      `json:"step"`
+	Seq         int         `json:"seq"`
+	Prompt      PromptRefV1 `json:"prompt"`
+	Provider    string      `json:"provider"`
+	Model       string      `json:"model"`
+	HTTPStatus  int         `json:"http_status"`
+	DurationMS  int64       `json:"duration_ms"`
+	RawRequest  string      `json:"raw_request"`
+	RawResponse string      `json:"raw_response"`
+	Usage       UsageV1     `json:"usage"`
+	Error       string      `json:"error,omitempty"`
+}
+
+// EventType implements Payload.
+func (AppealExchangeRecordedV1) EventType() string { return TypeAppealExchangeRecordedV1 }
+
+// Validate implements Payload.
+func (p AppealExchangeRecordedV1) Validate() error {
+	errs := []error{p.AppealRef.validate(), p.Prompt.validate()}
+	if p.Step != "stance" {
+		errs = append(errs, fmt.Errorf("step %q is unknown", p.Step))
+	}
+	if p.Provider == "" || p.Model == "" || p.RawRequest == "" || p.Seq < 0 {
+		errs = append(errs, errors.New("provider, model and raw_request are required"))
+	}
+	return errors.Join(errs...)
+}
+
+// AppealEvidenceAssessedV1 is the evidence engine's judgement of the
+// claim in a review: every source with its tier and stance, what was
+// dropped, and whether the policy would still publish the claim.
+type AppealEvidenceAssessedV1 struct {
+	AppealRef
+	Sources       []AssessedSourceV1 `json:"sources"`
+	Dropped       []DroppedSourceV1  `json:"dropped"`
+	Score         int                `json:"score"`
+	Verdict       string             `json:"verdict"`
+	Gate4         string             `json:"gate4"`
+	PolicyVersion string             `json:"policy_version"`
+	// Published says the policy still publishes the claim; Reason is
+	// "published" or the first rule that failed.
+	Published bool   `json:"published"`
+	Reason    string `json:"reason"`
+}
+
+// EventType implements Payload.
+func (AppealEvidenceAssessedV1) EventType() string { return TypeAppealEvidenceAssessedV1 }
+
+// Validate implements Payload.
+func (p AppealEvidenceAssessedV1) Validate() error {
+	errs := []error{p.AppealRef.validate()}
+	if p.Sources == nil || p.Dropped == nil {
+		errs = append(errs, errors.New("sources and dropped must be arrays"))
+	}
+	for i, s := range p.Sources {
+		if s.Tier < 1 || s.Tier > 5 || s.URL == "" || !probability(s.Entail) || !probability(s.Contradict) ||
+			!probability(s.Neutral) || !probability(s.Recency) {
+			errs = append(errs, fmt.Errorf("source %d: url, tier 1-5, stance and recency in [0, 1] are required", i))
+		}
+	}
+	switch p.Verdict {
+	case EvidenceSupported, EvidenceRefuted, EvidenceContested, EvidenceNotEnough:
+	default:
+		errs = append(errs, fmt.Errorf("verdict %q is unknown", p.Verdict))
+	}
+	if p.Score < 0 || p.Score > 100 || p.PolicyVersion == "" || p.Reason == "" || p.Gate4 == "" {
+		errs = append(errs, errors.New("score 0..100, gate4, policy_version and reason are required"))
+	}
+	if p.Published != (p.Reason == "published") {
+		errs = append(errs, errors.New("reason must be \"published\" exactly when published"))
+	}
+	return errors.Join(errs...)
+}
+
+// AppealReviewFailedV1 ends a review attempt without a decision:
+// retryable (the next attempt starts at RetryAt) or for good.
+type AppealReviewFailedV1 struct {
+	AppealRef
+	Reason    string `json:"reason"`
+	Retryable bool   `json:"retryable"`
+	RetryAt   string `json:"retry_at,omitempty"`
+}
+
+// EventType implements Payload.
+func (AppealReviewFailedV1) EventType() string { return TypeAppealReviewFailedV1 }
+
+// Validate implements Payload.
+func (p AppealReviewFailedV1) Validate() error {
+	errs := []error{p.AppealRef.validate()}
+	if p.Reason == "" {
+		errs = append(errs, errors.New("reason is required"))
+	}
+	if p.RetryAt != "" {
+		if _, err := time.Parse(time.RFC3339Nano, p.RetryAt); err != nil || !p.Retryable {
+			errs = append(errs, errors.New("retry_at must be an RFC 3339 time, and only on a retryable failure"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// AppealFiledEventID is the event id of an appeal's appeal.filed: two
+// identical appeals racing append one event twice, which every fold
+// counts once.
+func AppealFiledEventID(appealID string) string {
+	return derive("appeal-filed-event", appealID)
 }

@@ -186,6 +186,36 @@ func Catalog() []Definition {
 			New:     func() Payload { return &AppealDecidedV1{} },
 			Subject: subjectOf(func(p *AppealDecidedV1) string { return p.AppealID }),
 		},
+		{
+			Type: TypeAppealReviewStartedV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealReviewStartedV1{} },
+			Subject: subjectOf(func(p *AppealReviewStartedV1) string { return p.AppealID }),
+		},
+		{
+			Type: TypeAppealQueryIssuedV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealQueryIssuedV1{} },
+			Subject: subjectOf(func(p *AppealQueryIssuedV1) string { return p.AppealID }),
+		},
+		{
+			Type: TypeAppealURLFetchedV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealURLFetchedV1{} },
+			Subject: subjectOf(func(p *AppealURLFetchedV1) string { return p.AppealID }),
+		},
+		{
+			Type: TypeAppealExchangeRecordedV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealExchangeRecordedV1{} },
+			Subject: subjectOf(func(p *AppealExchangeRecordedV1) string { return p.AppealID }),
+		},
+		{
+			Type: TypeAppealEvidenceAssessedV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealEvidenceAssessedV1{} },
+			Subject: subjectOf(func(p *AppealEvidenceAssessedV1) string { return p.AppealID }),
+		},
+		{
+			Type: TypeAppealReviewFailedV1, Topic: TopicInvestigations, Aggregate: "appeal",
+			New:     func() Payload { return &AppealReviewFailedV1{} },
+			Subject: subjectOf(func(p *AppealReviewFailedV1) string { return p.AppealID }),
+		},
 	}
 }
 

@@ -136,6 +136,10 @@ func samples() map[string]events.Payload {
 	for typ, p := range appealSamples(postID, versionHash) {
 		m[typ] = p
 	}
+	filed := m[events.TypeAppealFiledV1].(*events.AppealFiledV1)
+	for typ, p := range appealReviewSamples(filed.AppealID, filed.ClaimID) {
+		m[typ] = p
+	}
 	return m
 }
 

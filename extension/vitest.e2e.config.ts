@@ -8,7 +8,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * page; Firefox then finds it done): always this order, never vitest's
  * duration-based one.
  */
-const ORDER = ["fixtures.e2e.ts", "chromium.e2e.ts", "real-stack.e2e.ts", "social.e2e.ts", "firefox.e2e.ts"];
+const ORDER = ["fixtures.e2e.ts", "chromium.e2e.ts", "appeals.e2e.ts", "real-stack.e2e.ts", "social.e2e.ts", "firefox.e2e.ts"];
 
 class FixedOrder extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	PostInvestigationSummary() PostInvestigationSummaryResolver
 	PublicClaim() PublicClaimResolver
 	PublicInvestigation() PublicInvestigationResolver
+	PublicInvestigationResult() PublicInvestigationResultResolver
 	PublicPost() PublicPostResolver
 	Query() QueryResolver
 }
@@ -63,6 +64,23 @@ type ComplexityRoot struct {
 		Text    func(childComplexity int) int
 		Triage  func(childComplexity int) int
 		Verdict func(childComplexity int) int
+	}
+
+	AnalysisConfiguration struct {
+		Active             func(childComplexity int) int
+		AuthorContext      func(childComplexity int) int
+		DeclaredAt         func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		InvestigatorPrompt func(childComplexity int) int
+		Model              func(childComplexity int) int
+		Name               func(childComplexity int) int
+		Operator           func(childComplexity int) int
+		Policy             func(childComplexity int) int
+		PromotionRank      func(childComplexity int) int
+		Provider           func(childComplexity int) int
+		Reason             func(childComplexity int) int
+		ValidatorModel     func(childComplexity int) int
+		ValidatorPrompt    func(childComplexity int) int
 	}
 
 	AnalysisInput struct {
@@ -99,6 +117,17 @@ type ComplexityRoot struct {
 		Provider func(childComplexity int) int
 		Registry func(childComplexity int) int
 		Rubric   func(childComplexity int) int
+	}
+
+	Appeal struct {
+		DecidedAt      func(childComplexity int) int
+		DecisionReason func(childComplexity int) int
+		FiledAt        func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Reason         func(childComplexity int) int
+		Role           func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Urls           func(childComplexity int) int
 	}
 
 	AssessedSource struct {
@@ -140,6 +169,12 @@ type ComplexityRoot struct {
 		Results func(childComplexity int) int
 	}
 
+	ClaimRetraction struct {
+		AppealID func(childComplexity int) int
+		At       func(childComplexity int) int
+		Reason   func(childComplexity int) int
+	}
+
 	ClaimSummary struct {
 		ID      func(childComplexity int) int
 		Summary func(childComplexity int) int
@@ -174,6 +209,30 @@ type ComplexityRoot struct {
 		Rule   func(childComplexity int) int
 	}
 
+	ConfigurationPromotion struct {
+		At                      func(childComplexity int) int
+		ConfigurationID         func(childComplexity int) int
+		Operator                func(childComplexity int) int
+		PreviousConfigurationID func(childComplexity int) int
+		Rank                    func(childComplexity int) int
+		Reason                  func(childComplexity int) int
+		Rollback                func(childComplexity int) int
+	}
+
+	Experiment struct {
+		CandidateConfigurationID func(childComplexity int) int
+		CandidateShareBp         func(childComplexity int) int
+		ControlConfigurationID   func(childComplexity int) int
+		ID                       func(childComplexity int) int
+		Name                     func(childComplexity int) int
+		Operator                 func(childComplexity int) int
+		Reason                   func(childComplexity int) int
+		Running                  func(childComplexity int) int
+		StartedAt                func(childComplexity int) int
+		StopReason               func(childComplexity int) int
+		StoppedAt                func(childComplexity int) int
+	}
+
 	InvestigationOrigin struct {
 		Provenance       func(childComplexity int) int
 		ServerVerifiedAt func(childComplexity int) int
@@ -182,11 +241,15 @@ type ComplexityRoot struct {
 	PostInvestigationSummary struct {
 		CheckedAt          func(childComplexity int) int
 		ClaimCount         func(childComplexity int) int
-		Claims             func(childComplexity int) int
+		Claims             func(childComplexity int, includeRetracted *bool) int
+		Configuration      func(childComplexity int) int
 		ContentHash        func(childComplexity int) int
 		CorroborationCount func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		Origin             func(childComplexity int) int
+		SupersededBy       func(childComplexity int) int
+		Supersedes         func(childComplexity int) int
+		Visible            func(childComplexity int) int
 	}
 
 	PostInvestigationsResult struct {
@@ -218,28 +281,37 @@ type ComplexityRoot struct {
 	}
 
 	PublicClaim struct {
+		Appeals    func(childComplexity int) int
 		Assessment func(childComplexity int) int
 		Context    func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Reasoning  func(childComplexity int) int
+		Retracted  func(childComplexity int) int
+		Retraction func(childComplexity int) int
 		Sources    func(childComplexity int) int
 		Summary    func(childComplexity int) int
 		Text       func(childComplexity int) int
 	}
 
 	PublicInvestigation struct {
+		Arm                func(childComplexity int) int
 		AuditTrail         func(childComplexity int) int
 		CheckedAt          func(childComplexity int) int
+		Configuration      func(childComplexity int) int
 		CorroborationCount func(childComplexity int) int
+		Experiment         func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		Model              func(childComplexity int) int
 		Origin             func(childComplexity int) int
 		PromptVersion      func(childComplexity int) int
 		Provider           func(childComplexity int) int
+		SupersededBy       func(childComplexity int) int
+		Supersedes         func(childComplexity int) int
+		Visible            func(childComplexity int) int
 	}
 
 	PublicInvestigationResult struct {
-		Claims        func(childComplexity int) int
+		Claims        func(childComplexity int, includeRetracted *bool) int
 		Investigation func(childComplexity int) int
 		Post          func(childComplexity int) int
 	}
@@ -264,13 +336,16 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Analysis             func(childComplexity int, id string) int
-		PostAnalyses         func(childComplexity int, platform Platform, externalID string) int
-		PostInvestigations   func(childComplexity int, platform Platform, externalID string) int
-		PublicInvestigation  func(childComplexity int, investigationID string) int
-		PublicMetrics        func(childComplexity int, platform *Platform, authorID *string, windowStart *time.Time, windowEnd *time.Time) int
-		SearchAnalyses       func(childComplexity int, query *string, label *VerdictLabel, limit *int, offset *int) int
-		SearchInvestigations func(childComplexity int, query *string, platform *Platform, limit *int, offset *int, authorID *string, provenance *ContentProvenance, minClaimCount *int, checkedAfter *time.Time, checkedBefore *time.Time) int
+		Analysis                func(childComplexity int, id string) int
+		AnalysisConfigurations  func(childComplexity int) int
+		ConfigurationPromotions func(childComplexity int) int
+		Experiments             func(childComplexity int) int
+		PostAnalyses            func(childComplexity int, platform Platform, externalID string) int
+		PostInvestigations      func(childComplexity int, platform Platform, externalID string) int
+		PublicInvestigation     func(childComplexity int, investigationID string) int
+		PublicMetrics           func(childComplexity int, platform *Platform, authorID *string, windowStart *time.Time, windowEnd *time.Time) int
+		SearchAnalyses          func(childComplexity int, query *string, label *VerdictLabel, limit *int, offset *int) int
+		SearchInvestigations    func(childComplexity int, query *string, platform *Platform, limit *int, offset *int, authorID *string, provenance *ContentProvenance, minClaimCount *int, checkedAfter *time.Time, checkedBefore *time.Time) int
 	}
 
 	QueryResult struct {
@@ -324,13 +399,22 @@ type AnalysisResolver interface {
 	AuditTrail(ctx context.Context, obj *Analysis) (RawJSON, error)
 }
 type PostInvestigationSummaryResolver interface {
-	Claims(ctx context.Context, obj *PostInvestigationSummary) ([]PublicClaim, error)
+	Claims(ctx context.Context, obj *PostInvestigationSummary, includeRetracted *bool) ([]PublicClaim, error)
+	Configuration(ctx context.Context, obj *PostInvestigationSummary) (*AnalysisConfiguration, error)
 }
 type PublicClaimResolver interface {
 	Assessment(ctx context.Context, obj *PublicClaim) (*ClaimAssessment, error)
+
+	Appeals(ctx context.Context, obj *PublicClaim) ([]Appeal, error)
 }
 type PublicInvestigationResolver interface {
 	AuditTrail(ctx context.Context, obj *PublicInvestigation) (RawJSON, error)
+	Configuration(ctx context.Context, obj *PublicInvestigation) (*AnalysisConfiguration, error)
+
+	Experiment(ctx context.Context, obj *PublicInvestigation) (*Experiment, error)
+}
+type PublicInvestigationResultResolver interface {
+	Claims(ctx context.Context, obj *PublicInvestigationResult, includeRetracted *bool) ([]PublicClaim, error)
 }
 type PublicPostResolver interface {
 	Author(ctx context.Context, obj *PublicPost) (*PublicAuthor, error)
@@ -343,6 +427,9 @@ type QueryResolver interface {
 	Analysis(ctx context.Context, id string) (*Analysis, error)
 	PostAnalyses(ctx context.Context, platform Platform, externalID string) ([]Analysis, error)
 	SearchAnalyses(ctx context.Context, query *string, label *VerdictLabel, limit *int, offset *int) (*SearchAnalysesResult, error)
+	AnalysisConfigurations(ctx context.Context) ([]AnalysisConfiguration, error)
+	ConfigurationPromotions(ctx context.Context) ([]ConfigurationPromotion, error)
+	Experiments(ctx context.Context) ([]Experiment, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -472,6 +559,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnalysisClaim.Verdict(childComplexity), true
+
+	case "AnalysisConfiguration.active":
+		if e.ComplexityRoot.AnalysisConfiguration.Active == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.Active(childComplexity), true
+	case "AnalysisConfiguration.authorContext":
+		if e.ComplexityRoot.AnalysisConfiguration.AuthorContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.AuthorContext(childComplexity), true
+	case "AnalysisConfiguration.declaredAt":
+		if e.ComplexityRoot.AnalysisConfiguration.DeclaredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.DeclaredAt(childComplexity), true
+	case "AnalysisConfiguration.id":
+		if e.ComplexityRoot.AnalysisConfiguration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.ID(childComplexity), true
+	case "AnalysisConfiguration.investigatorPrompt":
+		if e.ComplexityRoot.AnalysisConfiguration.InvestigatorPrompt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.InvestigatorPrompt(childComplexity), true
+	case "AnalysisConfiguration.model":
+		if e.ComplexityRoot.AnalysisConfiguration.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.Model(childComplexity), true
+	case "AnalysisConfiguration.name":
+		if e.ComplexityRoot.AnalysisConfiguration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.Name(childComplexity), true
+	case "AnalysisConfiguration.operator":
+		if e.ComplexityRoot.AnalysisConfiguration.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.Operator(childComplexity), true
+	case "AnalysisConfiguration.policy":
+		if e.ComplexityRoot.AnalysisConfiguration.Policy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.Policy(childComplexity), true
+	case "AnalysisConfiguration.promotionRank":
+		if e.ComplexityRoot.AnalysisConfiguration.PromotionRank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.PromotionRank(childComplexity), true
+	case "AnalysisConfiguration.provider":
+		if e.ComplexityRoot.AnalysisConfiguration.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.Provider(childComplexity), true
+	case "AnalysisConfiguration.reason":
+		if e.ComplexityRoot.AnalysisConfiguration.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.Reason(childComplexity), true
+	case "AnalysisConfiguration.validatorModel":
+		if e.ComplexityRoot.AnalysisConfiguration.ValidatorModel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.ValidatorModel(childComplexity), true
+	case "AnalysisConfiguration.validatorPrompt":
+		if e.ComplexityRoot.AnalysisConfiguration.ValidatorPrompt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisConfiguration.ValidatorPrompt(childComplexity), true
 
 	case "AnalysisInput.externalId":
 		if e.ComplexityRoot.AnalysisInput.ExternalID == nil {
@@ -637,6 +809,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnalysisVersions.Rubric(childComplexity), true
+
+	case "Appeal.decidedAt":
+		if e.ComplexityRoot.Appeal.DecidedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.DecidedAt(childComplexity), true
+	case "Appeal.decisionReason":
+		if e.ComplexityRoot.Appeal.DecisionReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.DecisionReason(childComplexity), true
+	case "Appeal.filedAt":
+		if e.ComplexityRoot.Appeal.FiledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.FiledAt(childComplexity), true
+	case "Appeal.id":
+		if e.ComplexityRoot.Appeal.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.ID(childComplexity), true
+	case "Appeal.reason":
+		if e.ComplexityRoot.Appeal.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.Reason(childComplexity), true
+	case "Appeal.role":
+		if e.ComplexityRoot.Appeal.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.Role(childComplexity), true
+	case "Appeal.status":
+		if e.ComplexityRoot.Appeal.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.Status(childComplexity), true
+	case "Appeal.urls":
+		if e.ComplexityRoot.Appeal.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.Urls(childComplexity), true
 
 	case "AssessedSource.contradict":
 		if e.ComplexityRoot.AssessedSource.Contradict == nil {
@@ -804,6 +1025,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClaimQuery.Results(childComplexity), true
 
+	case "ClaimRetraction.appealId":
+		if e.ComplexityRoot.ClaimRetraction.AppealID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimRetraction.AppealID(childComplexity), true
+	case "ClaimRetraction.at":
+		if e.ComplexityRoot.ClaimRetraction.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimRetraction.At(childComplexity), true
+	case "ClaimRetraction.reason":
+		if e.ComplexityRoot.ClaimRetraction.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimRetraction.Reason(childComplexity), true
+
 	case "ClaimSummary.id":
 		if e.ComplexityRoot.ClaimSummary.ID == nil {
 			break
@@ -940,6 +1180,116 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConfidenceCap.Rule(childComplexity), true
 
+	case "ConfigurationPromotion.at":
+		if e.ComplexityRoot.ConfigurationPromotion.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigurationPromotion.At(childComplexity), true
+	case "ConfigurationPromotion.configurationId":
+		if e.ComplexityRoot.ConfigurationPromotion.ConfigurationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigurationPromotion.ConfigurationID(childComplexity), true
+	case "ConfigurationPromotion.operator":
+		if e.ComplexityRoot.ConfigurationPromotion.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigurationPromotion.Operator(childComplexity), true
+	case "ConfigurationPromotion.previousConfigurationId":
+		if e.ComplexityRoot.ConfigurationPromotion.PreviousConfigurationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigurationPromotion.PreviousConfigurationID(childComplexity), true
+	case "ConfigurationPromotion.rank":
+		if e.ComplexityRoot.ConfigurationPromotion.Rank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigurationPromotion.Rank(childComplexity), true
+	case "ConfigurationPromotion.reason":
+		if e.ComplexityRoot.ConfigurationPromotion.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigurationPromotion.Reason(childComplexity), true
+	case "ConfigurationPromotion.rollback":
+		if e.ComplexityRoot.ConfigurationPromotion.Rollback == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigurationPromotion.Rollback(childComplexity), true
+
+	case "Experiment.candidateConfigurationId":
+		if e.ComplexityRoot.Experiment.CandidateConfigurationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.CandidateConfigurationID(childComplexity), true
+	case "Experiment.candidateShareBp":
+		if e.ComplexityRoot.Experiment.CandidateShareBp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.CandidateShareBp(childComplexity), true
+	case "Experiment.controlConfigurationId":
+		if e.ComplexityRoot.Experiment.ControlConfigurationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.ControlConfigurationID(childComplexity), true
+	case "Experiment.id":
+		if e.ComplexityRoot.Experiment.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.ID(childComplexity), true
+	case "Experiment.name":
+		if e.ComplexityRoot.Experiment.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.Name(childComplexity), true
+	case "Experiment.operator":
+		if e.ComplexityRoot.Experiment.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.Operator(childComplexity), true
+	case "Experiment.reason":
+		if e.ComplexityRoot.Experiment.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.Reason(childComplexity), true
+	case "Experiment.running":
+		if e.ComplexityRoot.Experiment.Running == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.Running(childComplexity), true
+	case "Experiment.startedAt":
+		if e.ComplexityRoot.Experiment.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.StartedAt(childComplexity), true
+	case "Experiment.stopReason":
+		if e.ComplexityRoot.Experiment.StopReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.StopReason(childComplexity), true
+	case "Experiment.stoppedAt":
+		if e.ComplexityRoot.Experiment.StoppedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Experiment.StoppedAt(childComplexity), true
+
 	case "InvestigationOrigin.provenance":
 		if e.ComplexityRoot.InvestigationOrigin.Provenance == nil {
 			break
@@ -970,7 +1320,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.PostInvestigationSummary.Claims(childComplexity), true
+		args, err := ec.field_PostInvestigationSummary_claims_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.PostInvestigationSummary.Claims(childComplexity, args["includeRetracted"].(*bool)), true
+	case "PostInvestigationSummary.configuration":
+		if e.ComplexityRoot.PostInvestigationSummary.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostInvestigationSummary.Configuration(childComplexity), true
 	case "PostInvestigationSummary.contentHash":
 		if e.ComplexityRoot.PostInvestigationSummary.ContentHash == nil {
 			break
@@ -995,6 +1356,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostInvestigationSummary.Origin(childComplexity), true
+	case "PostInvestigationSummary.supersededBy":
+		if e.ComplexityRoot.PostInvestigationSummary.SupersededBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostInvestigationSummary.SupersededBy(childComplexity), true
+	case "PostInvestigationSummary.supersedes":
+		if e.ComplexityRoot.PostInvestigationSummary.Supersedes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostInvestigationSummary.Supersedes(childComplexity), true
+	case "PostInvestigationSummary.visible":
+		if e.ComplexityRoot.PostInvestigationSummary.Visible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostInvestigationSummary.Visible(childComplexity), true
 
 	case "PostInvestigationsResult.investigations":
 		if e.ComplexityRoot.PostInvestigationsResult.Investigations == nil {
@@ -1096,6 +1475,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicAuthor.Platform(childComplexity), true
 
+	case "PublicClaim.appeals":
+		if e.ComplexityRoot.PublicClaim.Appeals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicClaim.Appeals(childComplexity), true
 	case "PublicClaim.assessment":
 		if e.ComplexityRoot.PublicClaim.Assessment == nil {
 			break
@@ -1120,6 +1505,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublicClaim.Reasoning(childComplexity), true
+	case "PublicClaim.retracted":
+		if e.ComplexityRoot.PublicClaim.Retracted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicClaim.Retracted(childComplexity), true
+	case "PublicClaim.retraction":
+		if e.ComplexityRoot.PublicClaim.Retraction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicClaim.Retraction(childComplexity), true
 	case "PublicClaim.sources":
 		if e.ComplexityRoot.PublicClaim.Sources == nil {
 			break
@@ -1139,6 +1536,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicClaim.Text(childComplexity), true
 
+	case "PublicInvestigation.arm":
+		if e.ComplexityRoot.PublicInvestigation.Arm == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicInvestigation.Arm(childComplexity), true
 	case "PublicInvestigation.auditTrail":
 		if e.ComplexityRoot.PublicInvestigation.AuditTrail == nil {
 			break
@@ -1151,12 +1554,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublicInvestigation.CheckedAt(childComplexity), true
+	case "PublicInvestigation.configuration":
+		if e.ComplexityRoot.PublicInvestigation.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicInvestigation.Configuration(childComplexity), true
 	case "PublicInvestigation.corroborationCount":
 		if e.ComplexityRoot.PublicInvestigation.CorroborationCount == nil {
 			break
 		}
 
 		return e.ComplexityRoot.PublicInvestigation.CorroborationCount(childComplexity), true
+	case "PublicInvestigation.experiment":
+		if e.ComplexityRoot.PublicInvestigation.Experiment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicInvestigation.Experiment(childComplexity), true
 	case "PublicInvestigation.id":
 		if e.ComplexityRoot.PublicInvestigation.ID == nil {
 			break
@@ -1187,13 +1602,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublicInvestigation.Provider(childComplexity), true
+	case "PublicInvestigation.supersededBy":
+		if e.ComplexityRoot.PublicInvestigation.SupersededBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicInvestigation.SupersededBy(childComplexity), true
+	case "PublicInvestigation.supersedes":
+		if e.ComplexityRoot.PublicInvestigation.Supersedes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicInvestigation.Supersedes(childComplexity), true
+	case "PublicInvestigation.visible":
+		if e.ComplexityRoot.PublicInvestigation.Visible == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicInvestigation.Visible(childComplexity), true
 
 	case "PublicInvestigationResult.claims":
 		if e.ComplexityRoot.PublicInvestigationResult.Claims == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PublicInvestigationResult.Claims(childComplexity), true
+		args, err := ec.field_PublicInvestigationResult_claims_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.PublicInvestigationResult.Claims(childComplexity, args["includeRetracted"].(*bool)), true
 	case "PublicInvestigationResult.investigation":
 		if e.ComplexityRoot.PublicInvestigationResult.Investigation == nil {
 			break
@@ -1281,6 +1719,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Analysis(childComplexity, args["id"].(string)), true
+	case "Query.analysisConfigurations":
+		if e.ComplexityRoot.Query.AnalysisConfigurations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AnalysisConfigurations(childComplexity), true
+	case "Query.configurationPromotions":
+		if e.ComplexityRoot.Query.ConfigurationPromotions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ConfigurationPromotions(childComplexity), true
+	case "Query.experiments":
+		if e.ComplexityRoot.Query.Experiments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Experiments(childComplexity), true
 
 	case "Query.postAnalyses":
 		if e.ComplexityRoot.Query.PostAnalyses == nil {
@@ -1650,6 +2106,40 @@ func (ec *executionContext) childFields_AnalysisClaim(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type AnalysisClaim", field.Name)
 }
 
+func (ec *executionContext) childFields_AnalysisConfiguration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AnalysisConfiguration_id(ctx, field)
+	case "name":
+		return ec.fieldContext_AnalysisConfiguration_name(ctx, field)
+	case "active":
+		return ec.fieldContext_AnalysisConfiguration_active(ctx, field)
+	case "promotionRank":
+		return ec.fieldContext_AnalysisConfiguration_promotionRank(ctx, field)
+	case "provider":
+		return ec.fieldContext_AnalysisConfiguration_provider(ctx, field)
+	case "model":
+		return ec.fieldContext_AnalysisConfiguration_model(ctx, field)
+	case "validatorModel":
+		return ec.fieldContext_AnalysisConfiguration_validatorModel(ctx, field)
+	case "investigatorPrompt":
+		return ec.fieldContext_AnalysisConfiguration_investigatorPrompt(ctx, field)
+	case "validatorPrompt":
+		return ec.fieldContext_AnalysisConfiguration_validatorPrompt(ctx, field)
+	case "policy":
+		return ec.fieldContext_AnalysisConfiguration_policy(ctx, field)
+	case "authorContext":
+		return ec.fieldContext_AnalysisConfiguration_authorContext(ctx, field)
+	case "declaredAt":
+		return ec.fieldContext_AnalysisConfiguration_declaredAt(ctx, field)
+	case "operator":
+		return ec.fieldContext_AnalysisConfiguration_operator(ctx, field)
+	case "reason":
+		return ec.fieldContext_AnalysisConfiguration_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisConfiguration", field.Name)
+}
+
 func (ec *executionContext) childFields_AnalysisInput(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "kind":
@@ -1720,6 +2210,28 @@ func (ec *executionContext) childFields_AnalysisVersions(ctx context.Context, fi
 		return ec.fieldContext_AnalysisVersions_rubric(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnalysisVersions", field.Name)
+}
+
+func (ec *executionContext) childFields_Appeal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Appeal_id(ctx, field)
+	case "role":
+		return ec.fieldContext_Appeal_role(ctx, field)
+	case "reason":
+		return ec.fieldContext_Appeal_reason(ctx, field)
+	case "urls":
+		return ec.fieldContext_Appeal_urls(ctx, field)
+	case "status":
+		return ec.fieldContext_Appeal_status(ctx, field)
+	case "filedAt":
+		return ec.fieldContext_Appeal_filedAt(ctx, field)
+	case "decidedAt":
+		return ec.fieldContext_Appeal_decidedAt(ctx, field)
+	case "decisionReason":
+		return ec.fieldContext_Appeal_decisionReason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Appeal", field.Name)
 }
 
 func (ec *executionContext) childFields_AssessedSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1800,6 +2312,18 @@ func (ec *executionContext) childFields_ClaimQuery(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type ClaimQuery", field.Name)
 }
 
+func (ec *executionContext) childFields_ClaimRetraction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "reason":
+		return ec.fieldContext_ClaimRetraction_reason(ctx, field)
+	case "appealId":
+		return ec.fieldContext_ClaimRetraction_appealId(ctx, field)
+	case "at":
+		return ec.fieldContext_ClaimRetraction_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimRetraction", field.Name)
+}
+
 func (ec *executionContext) childFields_ClaimSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1868,6 +2392,54 @@ func (ec *executionContext) childFields_ConfidenceCap(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type ConfidenceCap", field.Name)
 }
 
+func (ec *executionContext) childFields_ConfigurationPromotion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "configurationId":
+		return ec.fieldContext_ConfigurationPromotion_configurationId(ctx, field)
+	case "previousConfigurationId":
+		return ec.fieldContext_ConfigurationPromotion_previousConfigurationId(ctx, field)
+	case "rollback":
+		return ec.fieldContext_ConfigurationPromotion_rollback(ctx, field)
+	case "operator":
+		return ec.fieldContext_ConfigurationPromotion_operator(ctx, field)
+	case "reason":
+		return ec.fieldContext_ConfigurationPromotion_reason(ctx, field)
+	case "at":
+		return ec.fieldContext_ConfigurationPromotion_at(ctx, field)
+	case "rank":
+		return ec.fieldContext_ConfigurationPromotion_rank(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigurationPromotion", field.Name)
+}
+
+func (ec *executionContext) childFields_Experiment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Experiment_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Experiment_name(ctx, field)
+	case "controlConfigurationId":
+		return ec.fieldContext_Experiment_controlConfigurationId(ctx, field)
+	case "candidateConfigurationId":
+		return ec.fieldContext_Experiment_candidateConfigurationId(ctx, field)
+	case "candidateShareBp":
+		return ec.fieldContext_Experiment_candidateShareBp(ctx, field)
+	case "running":
+		return ec.fieldContext_Experiment_running(ctx, field)
+	case "operator":
+		return ec.fieldContext_Experiment_operator(ctx, field)
+	case "reason":
+		return ec.fieldContext_Experiment_reason(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Experiment_startedAt(ctx, field)
+	case "stoppedAt":
+		return ec.fieldContext_Experiment_stoppedAt(ctx, field)
+	case "stopReason":
+		return ec.fieldContext_Experiment_stopReason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Experiment", field.Name)
+}
+
 func (ec *executionContext) childFields_InvestigationOrigin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "provenance":
@@ -1894,6 +2466,14 @@ func (ec *executionContext) childFields_PostInvestigationSummary(ctx context.Con
 		return ec.fieldContext_PostInvestigationSummary_claimCount(ctx, field)
 	case "claims":
 		return ec.fieldContext_PostInvestigationSummary_claims(ctx, field)
+	case "configuration":
+		return ec.fieldContext_PostInvestigationSummary_configuration(ctx, field)
+	case "supersedes":
+		return ec.fieldContext_PostInvestigationSummary_supersedes(ctx, field)
+	case "supersededBy":
+		return ec.fieldContext_PostInvestigationSummary_supersededBy(ctx, field)
+	case "visible":
+		return ec.fieldContext_PostInvestigationSummary_visible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostInvestigationSummary", field.Name)
 }
@@ -1970,6 +2550,12 @@ func (ec *executionContext) childFields_PublicClaim(ctx context.Context, field g
 		return ec.fieldContext_PublicClaim_sources(ctx, field)
 	case "assessment":
 		return ec.fieldContext_PublicClaim_assessment(ctx, field)
+	case "retracted":
+		return ec.fieldContext_PublicClaim_retracted(ctx, field)
+	case "retraction":
+		return ec.fieldContext_PublicClaim_retraction(ctx, field)
+	case "appeals":
+		return ec.fieldContext_PublicClaim_appeals(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublicClaim", field.Name)
 }
@@ -1992,6 +2578,18 @@ func (ec *executionContext) childFields_PublicInvestigation(ctx context.Context,
 		return ec.fieldContext_PublicInvestigation_model(ctx, field)
 	case "auditTrail":
 		return ec.fieldContext_PublicInvestigation_auditTrail(ctx, field)
+	case "configuration":
+		return ec.fieldContext_PublicInvestigation_configuration(ctx, field)
+	case "supersedes":
+		return ec.fieldContext_PublicInvestigation_supersedes(ctx, field)
+	case "supersededBy":
+		return ec.fieldContext_PublicInvestigation_supersededBy(ctx, field)
+	case "experiment":
+		return ec.fieldContext_PublicInvestigation_experiment(ctx, field)
+	case "arm":
+		return ec.fieldContext_PublicInvestigation_arm(ctx, field)
+	case "visible":
+		return ec.fieldContext_PublicInvestigation_visible(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublicInvestigation", field.Name)
 }
@@ -2245,6 +2843,34 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_PostInvestigationSummary_claims_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeRetracted",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeRetracted"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_PublicInvestigationResult_claims_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeRetracted",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeRetracted"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -3032,6 +3658,328 @@ func (ec *executionContext) fieldContext_AnalysisClaim_verdict(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _AnalysisConfiguration_id(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_name(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_active(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_active(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Active, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_active(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_promotionRank(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_promotionRank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PromotionRank, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_promotionRank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_provider(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_model(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_validatorModel(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_validatorModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidatorModel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_validatorModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_investigatorPrompt(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_investigatorPrompt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InvestigatorPrompt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_investigatorPrompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_validatorPrompt(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_validatorPrompt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidatorPrompt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_validatorPrompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_policy(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_policy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Policy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_policy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_authorContext(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_authorContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AuthorContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_authorContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_declaredAt(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_declaredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeclaredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_declaredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_operator(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnalysisConfiguration_reason(ctx context.Context, field graphql.CollectedField, obj *AnalysisConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisConfiguration_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisConfiguration_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _AnalysisInput_kind(ctx context.Context, field graphql.CollectedField, obj *AnalysisInput) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3660,6 +4608,190 @@ func (ec *executionContext) _AnalysisVersions_rubric(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_AnalysisVersions_rubric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnalysisVersions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_id(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_role(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_reason(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_urls(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Urls, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_status(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v AppealStatus) graphql.Marshaler {
+			return ec.marshalNAppealStatus2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAppealStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type AppealStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_filedAt(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_filedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FiledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_filedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_decidedAt(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_decidedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecidedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_decidedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_decisionReason(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_decisionReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecisionReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_decisionReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AssessedSource_url(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
@@ -4310,6 +5442,75 @@ func (ec *executionContext) fieldContext_ClaimQuery_error(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ClaimQuery", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ClaimRetraction_reason(ctx context.Context, field graphql.CollectedField, obj *ClaimRetraction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimRetraction_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimRetraction_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimRetraction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimRetraction_appealId(ctx context.Context, field graphql.CollectedField, obj *ClaimRetraction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimRetraction_appealId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AppealID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimRetraction_appealId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimRetraction", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimRetraction_at(ctx context.Context, field graphql.CollectedField, obj *ClaimRetraction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimRetraction_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimRetraction_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimRetraction", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _ClaimSummary_id(ctx context.Context, field graphql.CollectedField, obj *ClaimSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4825,6 +6026,420 @@ func (ec *executionContext) fieldContext_ConfidenceCap_before(_ context.Context,
 	return graphql.NewScalarFieldContext("ConfidenceCap", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ConfigurationPromotion_configurationId(ctx context.Context, field graphql.CollectedField, obj *ConfigurationPromotion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigurationPromotion_configurationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfigurationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigurationPromotion_configurationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigurationPromotion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigurationPromotion_previousConfigurationId(ctx context.Context, field graphql.CollectedField, obj *ConfigurationPromotion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigurationPromotion_previousConfigurationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PreviousConfigurationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigurationPromotion_previousConfigurationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigurationPromotion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigurationPromotion_rollback(ctx context.Context, field graphql.CollectedField, obj *ConfigurationPromotion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigurationPromotion_rollback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rollback, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigurationPromotion_rollback(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigurationPromotion", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigurationPromotion_operator(ctx context.Context, field graphql.CollectedField, obj *ConfigurationPromotion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigurationPromotion_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigurationPromotion_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigurationPromotion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigurationPromotion_reason(ctx context.Context, field graphql.CollectedField, obj *ConfigurationPromotion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigurationPromotion_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigurationPromotion_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigurationPromotion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigurationPromotion_at(ctx context.Context, field graphql.CollectedField, obj *ConfigurationPromotion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigurationPromotion_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigurationPromotion_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigurationPromotion", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigurationPromotion_rank(ctx context.Context, field graphql.CollectedField, obj *ConfigurationPromotion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigurationPromotion_rank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rank, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigurationPromotion_rank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigurationPromotion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_id(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_name(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_controlConfigurationId(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_controlConfigurationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ControlConfigurationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_controlConfigurationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_candidateConfigurationId(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_candidateConfigurationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CandidateConfigurationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_candidateConfigurationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_candidateShareBp(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_candidateShareBp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CandidateShareBp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_candidateShareBp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_running(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_running(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Running, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_running(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_operator(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_reason(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_startedAt(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_stoppedAt(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_stoppedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoppedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_stoppedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Experiment_stopReason(ctx context.Context, field graphql.CollectedField, obj *Experiment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Experiment_stopReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StopReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Experiment_stopReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Experiment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _InvestigationOrigin_provenance(ctx context.Context, field graphql.CollectedField, obj *InvestigationOrigin) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5027,7 +6642,8 @@ func (ec *executionContext) _PostInvestigationSummary_claims(ctx context.Context
 			return ec.fieldContext_PostInvestigationSummary_claims(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.PostInvestigationSummary().Claims(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.PostInvestigationSummary().Claims(ctx, obj, fc.Args["includeRetracted"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []PublicClaim) graphql.Marshaler {
@@ -5037,7 +6653,7 @@ func (ec *executionContext) _PostInvestigationSummary_claims(ctx context.Context
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PostInvestigationSummary_claims(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PostInvestigationSummary_claims(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "PostInvestigationSummary",
 		Field:      field,
@@ -5047,7 +6663,119 @@ func (ec *executionContext) fieldContext_PostInvestigationSummary_claims(_ conte
 			return ec.childFields_PublicClaim(ctx, field)
 		},
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_PostInvestigationSummary_claims_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PostInvestigationSummary_configuration(ctx context.Context, field graphql.CollectedField, obj *PostInvestigationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostInvestigationSummary_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PostInvestigationSummary().Configuration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AnalysisConfiguration) graphql.Marshaler {
+			return ec.marshalNAnalysisConfiguration2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisConfiguration(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostInvestigationSummary_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostInvestigationSummary",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisConfiguration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostInvestigationSummary_supersedes(ctx context.Context, field graphql.CollectedField, obj *PostInvestigationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostInvestigationSummary_supersedes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Supersedes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostInvestigationSummary_supersedes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostInvestigationSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PostInvestigationSummary_supersededBy(ctx context.Context, field graphql.CollectedField, obj *PostInvestigationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostInvestigationSummary_supersededBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SupersededBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostInvestigationSummary_supersededBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostInvestigationSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PostInvestigationSummary_visible(ctx context.Context, field graphql.CollectedField, obj *PostInvestigationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostInvestigationSummary_visible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Visible, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostInvestigationSummary_visible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostInvestigationSummary", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _PostInvestigationsResult_post(ctx context.Context, field graphql.CollectedField, obj *PostInvestigationsResult) (ret graphql.Marshaler) {
@@ -5633,6 +7361,93 @@ func (ec *executionContext) fieldContext_PublicClaim_assessment(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _PublicClaim_retracted(ctx context.Context, field graphql.CollectedField, obj *PublicClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicClaim_retracted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Retracted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicClaim_retracted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicClaim", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PublicClaim_retraction(ctx context.Context, field graphql.CollectedField, obj *PublicClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicClaim_retraction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Retraction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ClaimRetraction) graphql.Marshaler {
+			return ec.marshalOClaimRetraction2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimRetraction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicClaim_retraction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicClaim",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimRetraction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicClaim_appeals(ctx context.Context, field graphql.CollectedField, obj *PublicClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicClaim_appeals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PublicClaim().Appeals(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []Appeal) graphql.Marshaler {
+			return ec.marshalNAppeal2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAppealᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicClaim_appeals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicClaim",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Appeal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PublicInvestigation_id(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5826,6 +7641,162 @@ func (ec *executionContext) fieldContext_PublicInvestigation_auditTrail(_ contex
 	return graphql.NewScalarFieldContext("PublicInvestigation", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _PublicInvestigation_configuration(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicInvestigation_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PublicInvestigation().Configuration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AnalysisConfiguration) graphql.Marshaler {
+			return ec.marshalNAnalysisConfiguration2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisConfiguration(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicInvestigation_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicInvestigation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisConfiguration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicInvestigation_supersedes(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicInvestigation_supersedes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Supersedes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicInvestigation_supersedes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicInvestigation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublicInvestigation_supersededBy(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicInvestigation_supersededBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SupersededBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicInvestigation_supersededBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicInvestigation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublicInvestigation_experiment(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicInvestigation_experiment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PublicInvestigation().Experiment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *Experiment) graphql.Marshaler {
+			return ec.marshalOExperiment2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐExperiment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicInvestigation_experiment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicInvestigation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Experiment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicInvestigation_arm(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicInvestigation_arm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Arm, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicInvestigation_arm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicInvestigation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublicInvestigation_visible(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicInvestigation_visible(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Visible, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicInvestigation_visible(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicInvestigation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _PublicInvestigationResult_investigation(ctx context.Context, field graphql.CollectedField, obj *PublicInvestigationResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5899,7 +7870,8 @@ func (ec *executionContext) _PublicInvestigationResult_claims(ctx context.Contex
 			return ec.fieldContext_PublicInvestigationResult_claims(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Claims, nil
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.PublicInvestigationResult().Claims(ctx, obj, fc.Args["includeRetracted"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []PublicClaim) graphql.Marshaler {
@@ -5909,15 +7881,26 @@ func (ec *executionContext) _PublicInvestigationResult_claims(ctx context.Contex
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PublicInvestigationResult_claims(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PublicInvestigationResult_claims(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "PublicInvestigationResult",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PublicClaim(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_PublicInvestigationResult_claims_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -6465,6 +8448,102 @@ func (ec *executionContext) fieldContext_Query_searchAnalyses(ctx context.Contex
 	if fc.Args, err = ec.field_Query_searchAnalyses_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_analysisConfigurations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_analysisConfigurations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AnalysisConfigurations(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []AnalysisConfiguration) graphql.Marshaler {
+			return ec.marshalNAnalysisConfiguration2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisConfigurationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_analysisConfigurations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisConfiguration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_configurationPromotions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_configurationPromotions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ConfigurationPromotions(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []ConfigurationPromotion) graphql.Marshaler {
+			return ec.marshalNConfigurationPromotion2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfigurationPromotionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_configurationPromotions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigurationPromotion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_experiments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_experiments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Experiments(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []Experiment) graphql.Marshaler {
+			return ec.marshalNExperiment2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐExperimentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_experiments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Experiment(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -8467,6 +10546,109 @@ func (ec *executionContext) _AnalysisClaim(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var analysisConfigurationImplementors = []string{"AnalysisConfiguration"}
+
+func (ec *executionContext) _AnalysisConfiguration(ctx context.Context, sel ast.SelectionSet, obj *AnalysisConfiguration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisConfigurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisConfiguration")
+		case "id":
+			out.Values[i] = ec._AnalysisConfiguration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AnalysisConfiguration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "active":
+			out.Values[i] = ec._AnalysisConfiguration_active(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "promotionRank":
+			out.Values[i] = ec._AnalysisConfiguration_promotionRank(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._AnalysisConfiguration_provider(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._AnalysisConfiguration_model(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validatorModel":
+			out.Values[i] = ec._AnalysisConfiguration_validatorModel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "investigatorPrompt":
+			out.Values[i] = ec._AnalysisConfiguration_investigatorPrompt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validatorPrompt":
+			out.Values[i] = ec._AnalysisConfiguration_validatorPrompt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "policy":
+			out.Values[i] = ec._AnalysisConfiguration_policy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "authorContext":
+			out.Values[i] = ec._AnalysisConfiguration_authorContext(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "declaredAt":
+			out.Values[i] = ec._AnalysisConfiguration_declaredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "operator":
+			out.Values[i] = ec._AnalysisConfiguration_operator(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._AnalysisConfiguration_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var analysisInputImplementors = []string{"AnalysisInput"}
 
 func (ec *executionContext) _AnalysisInput(ctx context.Context, sel ast.SelectionSet, obj *AnalysisInput) graphql.Marshaler {
@@ -8678,6 +10860,79 @@ func (ec *executionContext) _AnalysisVersions(ctx context.Context, sel ast.Selec
 		case "rubric":
 			out.Values[i] = ec._AnalysisVersions_rubric(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var appealImplementors = []string{"Appeal"}
+
+func (ec *executionContext) _Appeal(ctx context.Context, sel ast.SelectionSet, obj *Appeal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, appealImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Appeal")
+		case "id":
+			out.Values[i] = ec._Appeal_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._Appeal_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._Appeal_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "urls":
+			out.Values[i] = ec._Appeal_urls(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Appeal_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filedAt":
+			out.Values[i] = ec._Appeal_filedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decidedAt":
+			out.Values[i] = ec._Appeal_decidedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "decisionReason":
+			out.Values[i] = ec._Appeal_decisionReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -8968,6 +11223,54 @@ func (ec *executionContext) _ClaimQuery(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var claimRetractionImplementors = []string{"ClaimRetraction"}
+
+func (ec *executionContext) _ClaimRetraction(ctx context.Context, sel ast.SelectionSet, obj *ClaimRetraction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimRetractionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimRetraction")
+		case "reason":
+			out.Values[i] = ec._ClaimRetraction_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "appealId":
+			out.Values[i] = ec._ClaimRetraction_appealId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._ClaimRetraction_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var claimSummaryImplementors = []string{"ClaimSummary"}
 
 func (ec *executionContext) _ClaimSummary(ctx context.Context, sel ast.SelectionSet, obj *ClaimSummary) graphql.Marshaler {
@@ -9210,6 +11513,162 @@ func (ec *executionContext) _ConfidenceCap(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var configurationPromotionImplementors = []string{"ConfigurationPromotion"}
+
+func (ec *executionContext) _ConfigurationPromotion(ctx context.Context, sel ast.SelectionSet, obj *ConfigurationPromotion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configurationPromotionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigurationPromotion")
+		case "configurationId":
+			out.Values[i] = ec._ConfigurationPromotion_configurationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "previousConfigurationId":
+			out.Values[i] = ec._ConfigurationPromotion_previousConfigurationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rollback":
+			out.Values[i] = ec._ConfigurationPromotion_rollback(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "operator":
+			out.Values[i] = ec._ConfigurationPromotion_operator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ConfigurationPromotion_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._ConfigurationPromotion_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rank":
+			out.Values[i] = ec._ConfigurationPromotion_rank(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var experimentImplementors = []string{"Experiment"}
+
+func (ec *executionContext) _Experiment(ctx context.Context, sel ast.SelectionSet, obj *Experiment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, experimentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Experiment")
+		case "id":
+			out.Values[i] = ec._Experiment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Experiment_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "controlConfigurationId":
+			out.Values[i] = ec._Experiment_controlConfigurationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "candidateConfigurationId":
+			out.Values[i] = ec._Experiment_candidateConfigurationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "candidateShareBp":
+			out.Values[i] = ec._Experiment_candidateShareBp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "running":
+			out.Values[i] = ec._Experiment_running(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "operator":
+			out.Values[i] = ec._Experiment_operator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._Experiment_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._Experiment_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stoppedAt":
+			out.Values[i] = ec._Experiment_stoppedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stopReason":
+			out.Values[i] = ec._Experiment_stopReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var investigationOriginImplementors = []string{"InvestigationOrigin"}
 
 func (ec *executionContext) _InvestigationOrigin(ctx context.Context, sel ast.SelectionSet, obj *InvestigationOrigin) graphql.Marshaler {
@@ -9333,6 +11792,59 @@ func (ec *executionContext) _PostInvestigationSummary(ctx context.Context, sel a
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "configuration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PostInvestigationSummary_configuration(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "supersedes":
+			out.Values[i] = ec._PostInvestigationSummary_supersedes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "supersededBy":
+			out.Values[i] = ec._PostInvestigationSummary_supersededBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "visible":
+			out.Values[i] = ec._PostInvestigationSummary_visible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9646,6 +12158,54 @@ func (ec *executionContext) _PublicClaim(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "retracted":
+			out.Values[i] = ec._PublicClaim_retracted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "retraction":
+			out.Values[i] = ec._PublicClaim_retraction(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "appeals":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PublicClaim_appeals(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9752,6 +12312,102 @@ func (ec *executionContext) _PublicInvestigation(ctx context.Context, sel ast.Se
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "configuration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PublicInvestigation_configuration(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "supersedes":
+			out.Values[i] = ec._PublicInvestigation_supersedes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "supersededBy":
+			out.Values[i] = ec._PublicInvestigation_supersededBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "experiment":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PublicInvestigation_experiment(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "arm":
+			out.Values[i] = ec._PublicInvestigation_arm(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "visible":
+			out.Values[i] = ec._PublicInvestigation_visible(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9788,18 +12444,51 @@ func (ec *executionContext) _PublicInvestigationResult(ctx context.Context, sel 
 		case "investigation":
 			out.Values[i] = ec._PublicInvestigationResult_investigation(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "post":
 			out.Values[i] = ec._PublicInvestigationResult_post(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "claims":
-			out.Values[i] = ec._PublicInvestigationResult_claims(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PublicInvestigationResult_claims(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10165,6 +12854,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_searchAnalyses(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "analysisConfigurations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_analysisConfigurations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "configurationPromotions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_configurationPromotions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "experiments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_experiments(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -10944,6 +13699,36 @@ func (ec *executionContext) marshalNAnalysisClaim2ᚕgithubᚗcomᚋerrataᚑdev
 	return ret
 }
 
+func (ec *executionContext) marshalNAnalysisConfiguration2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisConfiguration(ctx context.Context, sel ast.SelectionSet, v AnalysisConfiguration) graphql.Marshaler {
+	return ec._AnalysisConfiguration(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysisConfiguration2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisConfigurationᚄ(ctx context.Context, sel ast.SelectionSet, v []AnalysisConfiguration) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysisConfiguration2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisConfiguration(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnalysisConfiguration2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisConfiguration(ctx context.Context, sel ast.SelectionSet, v *AnalysisConfiguration) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnalysisConfiguration(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAnalysisInput2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAnalysisInput(ctx context.Context, sel ast.SelectionSet, v *AnalysisInput) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -10992,6 +13777,36 @@ func (ec *executionContext) marshalNAnalysisVersions2ᚖgithubᚗcomᚋerrataᚑ
 		return graphql.Null
 	}
 	return ec._AnalysisVersions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAppeal2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAppeal(ctx context.Context, sel ast.SelectionSet, v Appeal) graphql.Marshaler {
+	return ec._Appeal(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAppeal2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAppealᚄ(ctx context.Context, sel ast.SelectionSet, v []Appeal) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAppeal2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAppeal(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNAppealStatus2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAppealStatus(ctx context.Context, v any) (AppealStatus, error) {
+	var res AppealStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAppealStatus2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAppealStatus(ctx context.Context, sel ast.SelectionSet, v AppealStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNAssessedSource2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐAssessedSource(ctx context.Context, sel ast.SelectionSet, v AssessedSource) graphql.Marshaler {
@@ -11100,6 +13915,26 @@ func (ec *executionContext) marshalNConfidenceCap2ᚕgithubᚗcomᚋerrataᚑdev
 	return ret
 }
 
+func (ec *executionContext) marshalNConfigurationPromotion2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfigurationPromotion(ctx context.Context, sel ast.SelectionSet, v ConfigurationPromotion) graphql.Marshaler {
+	return ec._ConfigurationPromotion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfigurationPromotion2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfigurationPromotionᚄ(ctx context.Context, sel ast.SelectionSet, v []ConfigurationPromotion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigurationPromotion2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐConfigurationPromotion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNContentProvenance2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐContentProvenance(ctx context.Context, v any) (ContentProvenance, error) {
 	var res ContentProvenance
 	err := res.UnmarshalGQL(v)
@@ -11144,6 +13979,26 @@ func (ec *executionContext) unmarshalNEvidenceVerdict2githubᚗcomᚋerrataᚑde
 
 func (ec *executionContext) marshalNEvidenceVerdict2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐEvidenceVerdict(ctx context.Context, sel ast.SelectionSet, v EvidenceVerdict) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNExperiment2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐExperiment(ctx context.Context, sel ast.SelectionSet, v Experiment) graphql.Marshaler {
+	return ec._Experiment(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNExperiment2ᚕgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐExperimentᚄ(ctx context.Context, sel ast.SelectionSet, v []Experiment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExperiment2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐExperiment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -11663,6 +14518,13 @@ func (ec *executionContext) marshalOClaimAssessment2ᚖgithubᚗcomᚋerrataᚑd
 	return ec._ClaimAssessment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOClaimRetraction2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimRetraction(ctx context.Context, sel ast.SelectionSet, v *ClaimRetraction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClaimRetraction(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOClaimTriage2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐClaimTriage(ctx context.Context, sel ast.SelectionSet, v *ClaimTriage) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -11741,6 +14603,13 @@ func (ec *executionContext) marshalOEvidenceVerdict2ᚖgithubᚗcomᚋerrataᚑd
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOExperiment2ᚖgithubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐExperiment(ctx context.Context, sel ast.SelectionSet, v *Experiment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Experiment(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -52,8 +52,12 @@ const (
 // batch of each per store field, 200 keys a batch) and are not counted.
 var storeFields = map[string]map[string]bool{
 	"Query": {"publicInvestigation": true, "postInvestigations": true, "searchInvestigations": true, "publicMetrics": true,
-		"analysis": true, "postAnalyses": true, "searchAnalyses": true},
+		"analysis": true, "postAnalyses": true, "searchAnalyses": true,
+		"analysisConfigurations": true, "configurationPromotions": true, "experiments": true},
 	"PublicInvestigation": {"auditTrail": true},
+	// An investigation's configuration and experiment come from one
+	// snapshot per request (two queries at most) and a claim's appeals are
+	// batched like claims: neither is counted.
 	// An analysis's audit trail is batched across the analyses of a
 	// request (at most one query per 200), like claims and authors.
 	"Analysis": {"auditTrail": true},

@@ -24,6 +24,18 @@ type PublicInvestigation struct {
 	PromptVersion      string
 	Provider           string
 	Model              string
+	// ConfigurationID names the configuration the configuration field
+	// loads; ExperimentID the experiment (empty: none).
+	ConfigurationID string
+	// ConfigurationName and ConfigurationActive answer for a
+	// configuration not declared yet.
+	ConfigurationName   string
+	ConfigurationActive bool
+	Supersedes          *string
+	SupersededBy        *string
+	ExperimentID        string
+	Arm                 *string
+	Visible             bool
 }
 
 // PostInvestigationSummary is one COMPLETE investigation of a post.
@@ -34,6 +46,14 @@ type PostInvestigationSummary struct {
 	CorroborationCount int
 	CheckedAt          time.Time
 	ClaimCount         int
+	// ConfigurationID, ConfigurationName and ConfigurationActive as on
+	// PublicInvestigation.
+	ConfigurationID     string
+	ConfigurationName   string
+	ConfigurationActive bool
+	Supersedes          *string
+	SupersededBy        *string
+	Visible             bool
 }
 
 // RawJSON is an already encoded JSON value, written as is.

@@ -42,6 +42,29 @@ type AnalysisClaim struct {
 	Verdict *ClaimVerdict    `json:"verdict,omitempty"`
 }
 
+// Errata extension: an analysis configuration, everything that decides an investigation's result. The spec fields are null for the default configuration (the instance's own settings).
+type AnalysisConfiguration struct {
+	// Empty for the default configuration.
+	ID string `json:"id"`
+	// Empty while the configuration's declaration is not known yet.
+	Name string `json:"name"`
+	// New investigations run under it (outside experiments) and its results are shown first.
+	Active bool `json:"active"`
+	// Its latest promotion's rank (promotions are numbered in order; the default starts at 0); null when never promoted.
+	PromotionRank      *int    `json:"promotionRank,omitempty"`
+	Provider           *string `json:"provider,omitempty"`
+	Model              *string `json:"model,omitempty"`
+	ValidatorModel     *string `json:"validatorModel,omitempty"`
+	InvestigatorPrompt *string `json:"investigatorPrompt,omitempty"`
+	ValidatorPrompt    *string `json:"validatorPrompt,omitempty"`
+	// The evidence policy version (<name>@<12 hex>).
+	Policy        *string    `json:"policy,omitempty"`
+	AuthorContext *bool      `json:"authorContext,omitempty"`
+	DeclaredAt    *time.Time `json:"declaredAt,omitempty"`
+	Operator      *string    `json:"operator,omitempty"`
+	Reason        *string    `json:"reason,omitempty"`
+}
+
 // Errata extension: what an analysis reads. platform and externalId are set for posts only.
 type AnalysisInput struct {
 	// POST, TEXT or URL.
@@ -84,6 +107,19 @@ type AnalysisVersions struct {
 	Registry string          `json:"registry"`
 	Policy   string          `json:"policy"`
 	Rubric   string          `json:"rubric"`
+}
+
+// Errata extension: a reader's or author's appeal against a claim and its decision. The reason and URLs are the appellant's own words, unverified.
+type Appeal struct {
+	ID string `json:"id"`
+	// READER or AUTHOR.
+	Role           string       `json:"role"`
+	Reason         string       `json:"reason"`
+	Urls           []string     `json:"urls"`
+	Status         AppealStatus `json:"status"`
+	FiledAt        time.Time    `json:"filedAt"`
+	DecidedAt      *time.Time   `json:"decidedAt,omitempty"`
+	DecisionReason *string      `json:"decisionReason,omitempty"`
 }
 
 // Errata extension: a source the engine read, with its tier and stance.
@@ -140,6 +176,13 @@ type ClaimQuery struct {
 	Error *string `json:"error,omitempty"`
 }
 
+// Errata extension: the appeal decision that withdrew a claim.
+type ClaimRetraction struct {
+	Reason   string    `json:"reason"`
+	AppealID string    `json:"appealId"`
+	At       time.Time `json:"at"`
+}
+
 // Errata extension: a claim's short form on a search result.
 type ClaimSummary struct {
 	ID      string `json:"id"`
@@ -180,6 +223,33 @@ type ConfidenceCap struct {
 	Cap  int    `json:"cap"`
 	// The confidence before the cap.
 	Before int `json:"before"`
+}
+
+// Errata extension: one promotion (or rollback) of a configuration.
+type ConfigurationPromotion struct {
+	ConfigurationID         string    `json:"configurationId"`
+	PreviousConfigurationID string    `json:"previousConfigurationId"`
+	Rollback                bool      `json:"rollback"`
+	Operator                string    `json:"operator"`
+	Reason                  string    `json:"reason"`
+	At                      time.Time `json:"at"`
+	Rank                    int       `json:"rank"`
+}
+
+// Errata extension: a prompt experiment: a share of new investigations runs under the candidate configuration, the rest under the control.
+type Experiment struct {
+	ID                       string `json:"id"`
+	Name                     string `json:"name"`
+	ControlConfigurationID   string `json:"controlConfigurationId"`
+	CandidateConfigurationID string `json:"candidateConfigurationId"`
+	// The candidate's share in basis points (1/100 of a percent).
+	CandidateShareBp int        `json:"candidateShareBp"`
+	Running          bool       `json:"running"`
+	Operator         string     `json:"operator"`
+	Reason           string     `json:"reason"`
+	StartedAt        time.Time  `json:"startedAt"`
+	StoppedAt        *time.Time `json:"stoppedAt,omitempty"`
+	StopReason       *string    `json:"stopReason,omitempty"`
 }
 
 type InvestigationOrigin struct {
@@ -228,12 +298,19 @@ type PublicClaim struct {
 	Sources   []PublicSource `json:"sources"`
 	// Errata extension: the evidence engine's assessment that published the claim (batched across claims); null for claims published before assessments existed and claims retained from a prior investigation.
 	Assessment *ClaimAssessment `json:"assessment,omitempty"`
+	// Errata extension: an appeal withdrew the claim (it is listed only with includeRetracted).
+	Retracted bool `json:"retracted"`
+	// Errata extension: why and when it was withdrawn; null when it stands.
+	Retraction *ClaimRetraction `json:"retraction,omitempty"`
+	// Errata extension: the appeals filed against the claim, oldest first (batched across claims).
+	Appeals []Appeal `json:"appeals"`
 }
 
 type PublicInvestigationResult struct {
 	Investigation *PublicInvestigation `json:"investigation"`
 	Post          *PublicPost          `json:"post"`
-	Claims        []PublicClaim        `json:"claims"`
+	// The current claims; Errata extension: includeRetracted adds those an appeal withdrew (marked retracted).
+	Claims []PublicClaim `json:"claims"`
 }
 
 type PublicMetrics struct {
@@ -359,6 +436,64 @@ func (e *AnalysisStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e AnalysisStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Errata extension: where an appeal stands.
+type AppealStatus string
+
+const (
+	AppealStatusOpen      AppealStatus = "OPEN"
+	AppealStatusUpheld    AppealStatus = "UPHELD"
+	AppealStatusRetracted AppealStatus = "RETRACTED"
+)
+
+var AllAppealStatus = []AppealStatus{
+	AppealStatusOpen,
+	AppealStatusUpheld,
+	AppealStatusRetracted,
+}
+
+func (e AppealStatus) IsValid() bool {
+	switch e {
+	case AppealStatusOpen, AppealStatusUpheld, AppealStatusRetracted:
+		return true
+	}
+	return false
+}
+
+func (e AppealStatus) String() string {
+	return string(e)
+}
+
+func (e *AppealStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AppealStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AppealStatus", str)
+	}
+	return nil
+}
+
+func (e AppealStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AppealStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AppealStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

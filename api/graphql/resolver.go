@@ -46,6 +46,10 @@ type Deps struct {
 	Search  Searcher
 	Metrics Metrics
 	Trails  Trails
+	// Control serves configurations, experiments and appeals; without it
+	// their queries answer that they are unavailable, an investigation's
+	// configuration is what its row knows and claims have no appeals.
+	Control Control
 	// Analyses, AnalysisSearch and AnalysisTrails serve the verdict
 	// analyses (analysis, postAnalyses, searchAnalyses, auditTrail); a
 	// field whose store is nil answers that it is unavailable.
@@ -94,6 +98,9 @@ type loaders struct {
 	claims      *loader[string, []serving.Claim]
 	authors     *loader[string, serving.PublicAuthor]
 	assessments *loader[string, serving.Assessment]
+	// appeals is nil without Deps.Control.
+	appeals *loader[string, []serving.Appeal]
+	control *controlSnapshot
 	// analysisTrails is nil-safe: without AnalysisTrails it is never used.
 	analysisTrails *loader[string, *audit.AnalysisTrail]
 }
@@ -106,6 +113,10 @@ func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 		claims:      newLoader(r.d.BatchWait, 200, r.d.Serving.ClaimsOfInvestigations),
 		authors:     newLoader(r.d.BatchWait, 200, r.d.Serving.AuthorsOfPosts),
 		assessments: newLoader(r.d.BatchWait, 200, r.d.Serving.AssessmentsOfClaims),
+		control:     &controlSnapshot{},
+	}
+	if r.d.Control != nil {
+		l.appeals = newLoader(r.d.BatchWait, 200, r.d.Control.AppealsOfClaims)
 	}
 	if r.d.AnalysisTrails != nil {
 		l.analysisTrails = newLoader(r.d.BatchWait, 200, r.d.AnalysisTrails.AnalysisTrails)
@@ -142,14 +153,10 @@ func (q queryResolver) PublicInvestigation(ctx context.Context, id string) (*Pub
 	if err != nil {
 		return nil, q.internal(ctx, "publicInvestigation", err)
 	}
-	claims, _, err := q.loadersOf(ctx).claims.load(ctx, pi.ID)
-	if err != nil {
-		return nil, q.internal(ctx, "publicInvestigation", err)
-	}
+	// The claims are resolved by PublicInvestigationResult.claims.
 	return &PublicInvestigationResult{
 		Investigation: publicInvestigation(pi),
 		Post:          &PublicPost{Platform: Platform(pi.Platform), ExternalID: pi.ExternalID, URL: pi.URL, PostID: pi.PostID},
-		Claims:        publicClaims(claims),
 	}, nil
 }
 
@@ -169,6 +176,8 @@ func (q queryResolver) PostInvestigations(ctx context.Context, platform Platform
 		out.Investigations = append(out.Investigations, PostInvestigationSummary{
 			ID: pi.ID, ContentHash: pi.ContentHash, Origin: origin(pi.Provenance, pi.ServerVerifiedAt),
 			CorroborationCount: pi.CorroborationCount, CheckedAt: pi.CheckedAt.UTC(), ClaimCount: pi.ClaimCount,
+			ConfigurationID: pi.ConfigurationID, ConfigurationName: pi.ConfigurationName, ConfigurationActive: pi.ConfigurationActive,
+			Supersedes: optional(pi.Supersedes), SupersededBy: optional(pi.SupersededBy), Visible: pi.Visible,
 		})
 	}
 	return out, nil
@@ -304,12 +313,8 @@ func (i investigationResolver) AuditTrail(ctx context.Context, obj *PublicInvest
 
 type summaryResolver struct{ *Resolver }
 
-func (s summaryResolver) Claims(ctx context.Context, obj *PostInvestigationSummary) ([]PublicClaim, error) {
-	claims, _, err := s.loadersOf(ctx).claims.load(ctx, obj.ID)
-	if err != nil {
-		return nil, s.internal(ctx, "claims", err)
-	}
-	return publicClaims(claims), nil
+func (s summaryResolver) Claims(ctx context.Context, obj *PostInvestigationSummary, includeRetracted *bool) ([]PublicClaim, error) {
+	return s.claimsOf(ctx, obj.ID, includeRetracted)
 }
 
 type claimResolver struct{ *Resolver }
@@ -340,6 +345,9 @@ func publicInvestigation(pi serving.PublicInvestigation) *PublicInvestigation {
 	return &PublicInvestigation{
 		ID: pi.ID, Origin: origin(pi.Provenance, pi.ServerVerifiedAt), CorroborationCount: pi.CorroborationCount,
 		CheckedAt: pi.CheckedAt.UTC(), PromptVersion: pi.PromptVersion, Provider: pi.Provider, Model: pi.Model,
+		ConfigurationID: pi.ConfigurationID, ConfigurationName: pi.ConfigurationName, ConfigurationActive: pi.ConfigurationActive,
+		Supersedes: optional(pi.Supersedes), SupersededBy: optional(pi.SupersededBy), ExperimentID: pi.ExperimentID,
+		Arm: optional(pi.Arm), Visible: pi.Visible,
 	}
 }
 
@@ -362,6 +370,10 @@ func publicClaims(cs []serving.Claim) []PublicClaim {
 			Sources: make([]PublicSource, 0, len(c.Sources))}
 		for _, s := range c.Sources {
 			pc.Sources = append(pc.Sources, PublicSource{URL: s.URL, Title: s.Title, Snippet: s.Snippet})
+		}
+		if r := c.Retraction; r != nil {
+			pc.Retracted = true
+			pc.Retraction = &ClaimRetraction{Reason: r.Reason, AppealID: r.AppealID, At: r.At.UTC()}
 		}
 		out = append(out, pc)
 	}

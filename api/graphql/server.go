@@ -39,6 +39,11 @@ const (
 	// postInvestigationsEstimate is the assumed number of investigations
 	// per post when estimating complexity (one per version).
 	postInvestigationsEstimate = 10
+	// controlListEstimate is the assumed length of the lists of
+	// configurations, promotions and experiments, and appealsEstimate of
+	// a claim's appeals, when estimating complexity.
+	controlListEstimate = 20
+	appealsEstimate     = 5
 )
 
 // NewHandler returns the GraphQL endpoint as a net/http handler: POST and
@@ -76,6 +81,11 @@ func NewHandler(r *Resolver, o Options) http.Handler {
 		return storeFieldCost + 1 + n*child
 	}
 	cfg.Complexity.Analysis.AuditTrail = func(child int) int { return storeFieldCost + 1 + child }
+	controlList := func(child int) int { return storeFieldCost + 1 + controlListEstimate*child }
+	cfg.Complexity.Query.AnalysisConfigurations = controlList
+	cfg.Complexity.Query.ConfigurationPromotions = controlList
+	cfg.Complexity.Query.Experiments = controlList
+	cfg.Complexity.PublicClaim.Appeals = func(child int) int { return 1 + appealsEstimate*child }
 	queries := lru.New[*ast.QueryDocument](1000)
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})

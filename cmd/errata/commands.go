@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/consumers/analyst"
+	"github.com/errata-dev/errata/consumers/appeals"
 	"github.com/errata-dev/errata/consumers/investigator"
 	"github.com/errata-dev/errata/consumers/runstate"
 	"github.com/errata-dev/errata/events/content"
@@ -21,6 +23,7 @@ import (
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/keystore"
 	"github.com/errata-dev/errata/producers"
+	producerappeals "github.com/errata-dev/errata/producers/appeals"
 	"github.com/errata-dev/errata/producers/ingest"
 	"github.com/errata-dev/errata/producers/ingest/canonical"
 	"github.com/errata-dev/errata/producers/investigations"
@@ -128,13 +131,17 @@ func serveCmd() *cobra.Command {
 				e.log.Info("no ERRATA_KEYSTORE_KEYS: investigateNow accepts instance API keys only")
 			}
 			reader := serving.NewReader(pool)
-			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader), api.WithKnownVersions(reader)}
+			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader),
+				api.WithAssigner(investigations.NewServingAssigner(reader)), api.WithKnownVersions(reader)}
 			workbench, closeWorkbench, err := analysesOption(e, pool, appender)
 			if err != nil {
 				return err
 			}
 			defer closeWorkbench()
 			opts = append(opts, workbench)
+			appealReader := producerappeals.ServingReader{R: reader}
+			opts = append(opts, api.WithAppeals(producerappeals.New(appender, appealReader, net.DefaultResolver,
+				producerappeals.Limits{PerDay: e.cfg.AppealsPerDay, OpenPerClaim: e.cfg.AppealsOpenPerClaim}, nil), appealReader))
 			// Observability, backlog, GraphQL: in their middleware order.
 			surfaces, closeSurfaces, err := buildAPISurfaces(ctx, e, pool, apiSurfaceNames())
 			if err != nil {
@@ -197,6 +204,7 @@ func migrateCmd() *cobra.Command {
 				migrate func(context.Context, *env) error
 			}{
 				{analyst.ProjectorName, migrateAnalyst},
+				{appeals.ProjectorName, migrateAppeals},
 				{audit.ProjectorName, migrateAudit},
 				{analytics.ProjectorName, migrateMetrics},
 				{search.ProjectorName, migrateSearch},

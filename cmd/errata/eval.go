@@ -37,10 +37,11 @@ func usageError(format string, args ...any) error {
 
 func evalCmd() *cobra.Command {
 	var (
-		dataset, lane, file, evidenceFile, out, policyName, model string
-		limit, assumeTier, parallel                               int
-		asJSON                                                    bool
-		priceIn, priceOut                                         float64
+		dataset, lane, file, evidenceFile, out, policyName, model, compare string
+		limit, assumeTier, parallel, resamples                             int
+		seed                                                               uint64
+		asJSON                                                             bool
+		priceIn, priceOut                                                  float64
 	)
 	c := &cobra.Command{
 		Use:   "eval --dataset D --lane gold|provider --file PATH",
@@ -66,7 +67,14 @@ Factcheck-Bench's subtask 1 or 2 file. Its gold lane measures the rule-based bas
 verdict.HeuristicTriage (no LLM); its provider lane sends each text through the extraction and
 triage prompt (model --model, else ERRATA_ANALYST_MODEL, else ERRATA_INVESTIGATOR_MODEL).
 Every assumption the run makes (source tiers, label mappings, the validator approving every
-claim) is printed with the table and kept in the JSON.`,
+claim) is printed with the table and kept in the JSON.
+
+--compare A,B runs two configurations on the same claims in one run: each is a configuration
+name, resolved in the serving projection (its policy version and validator model, else its
+model; "default" is this worker's settings), or an inline spec policy=P,model=M[,name=N] for
+offline use (arms separated by ';', or by a repeated key). It prints each arm's false-positive
+rate, precision, recall, F1 and coverage and B − A with a 95% interval from a paired bootstrap
+(--resamples draws of the same claims for both arms, seeded by --seed: reproducible).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dataset == "" || file == "" {
@@ -74,6 +82,18 @@ claim) is printed with the table and kept in the JSON.`,
 			}
 			if lane != eval.LaneGold && lane != eval.LaneProvider {
 				return usageError("--lane %q is unknown (gold or provider)", lane)
+			}
+			if compare != "" {
+				if dataset == eval.FCBCheckworthiness {
+					return usageError("--compare measures the evidence engine; fcb-checkworthiness measures triage")
+				}
+				for _, name := range []string{"policy", "model", "price-in", "price-out"} {
+					if cmd.Flags().Changed(name) {
+						return usageError("--%s is part of each arm with --compare (policy=...,model=...)", name)
+					}
+				}
+			} else if cmd.Flags().Changed("resamples") || cmd.Flags().Changed("seed") {
+				return usageError("--resamples and --seed go with --compare")
 			}
 			if dataset == eval.FCBCheckworthiness {
 				return runTriageEval(cmd, triageEvalArgs{lane: lane, file: file, out: out, model: model, limit: limit,
@@ -101,6 +121,10 @@ claim) is printed with the table and kept in the JSON.`,
 			set, err := eval.Load(dataset, file, eval.LoadOptions{Limit: limit, AssumedTier: assumeTier, EvidenceFile: evidenceFile})
 			if err != nil {
 				return err
+			}
+			if compare != "" {
+				return runCompareEval(cmd, set, compareEvalArgs{compare: compare, lane: lane, out: out, parallel: parallel,
+					resamples: resamples, seed: seed, asJSON: asJSON})
 			}
 			opts := eval.Options{Lane: lane, Policy: policy, Parallel: parallel}
 			var meter *eval.Meter
@@ -157,6 +181,11 @@ claim) is printed with the table and kept in the JSON.`,
 	f.IntVar(&parallel, "parallel", 4, "provider lane: claims judged at once")
 	f.Float64Var(&priceIn, "price-in", 0, "provider lane: US dollars per million input tokens (with --price-out; default ERRATA_LLM_PRICES)")
 	f.Float64Var(&priceOut, "price-out", 0, "provider lane: US dollars per million output tokens")
+	f.StringVar(&compare, "compare", "", "A,B: compare two configurations on the same claims, each a configuration name (from the serving "+
+		"projection) or an inline spec policy=P,model=M[,name=N] (arms separated by ';' or by a repeated key); prints each one's "+
+		"figures and B − A with 95% paired bootstrap intervals")
+	f.IntVar(&resamples, "resamples", eval.DefaultResamples, "--compare: bootstrap resamples")
+	f.Uint64Var(&seed, "seed", eval.DefaultSeed, "--compare: the bootstrap's seed (the same seed prints the same intervals)")
 	return c
 }
 

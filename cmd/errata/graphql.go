@@ -48,6 +48,7 @@ func newGraphQL(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, fu
 		Search:         searcher,
 		Metrics:        metricsReader,
 		Trails:         trails,
+		Control:        reader,
 		Analyses:       reader,
 		AnalysisSearch: analysisSearcher,
 		AnalysisTrails: trails,

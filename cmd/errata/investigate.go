@@ -177,14 +177,15 @@ func newInvestigator(ctx context.Context, e *env, parts *investigatorParts) (*ru
 	if err != nil {
 		return nil, nil, err
 	}
+	reader := serving.NewReader(parts.serving)
 	w := investigator.New(investigator.Config{
 		Worker: e.workerID(), Model: e.cfg.InvestigatorModel, BaseURL: e.cfg.OpenAIBaseURL,
 		InstanceKey: logging.Secret(e.cfg.OpenAIAPIKey), AllowNoKey: e.cfg.LLMProvider == llm.ProviderChatCompletions,
 		MaxAttempts: e.cfg.MaxAttempts, RetryBase: e.cfg.RetryBase, RoundCap: e.cfg.RoundCap,
 		ReasoningEffort: e.cfg.ReasoningEffort,
 	}, investigator.Deps{
-		Store: g.Store, Appender: parts.log, Sources: serving.NewReader(parts.serving), Keys: parts.keys,
-		Provider: e.provider(), Tools: &investigator.Toolbox{Fetcher: parts.fetcher, Search: parts.search},
+		Store: g.Store, Appender: parts.log, Sources: reader, Keys: parts.keys,
+		Provider: e.provider(), Tools: &investigator.Toolbox{Fetcher: parts.fetcher, Search: parts.search, Authors: reader},
 		Images: parts.images, Log: e.log,
 	})
 	ex := runstate.NewExecutor(runstate.ExecutorConfig{Owner: e.workerID(), Concurrency: e.cfg.InvestigatorConcurrency,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/producers/investigations"
 	"github.com/errata-dev/errata/producers/selector"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
@@ -38,7 +39,8 @@ func selectorCmd() *cobra.Command {
 			sel := selector.New(selector.Config{
 				DailyBudget: budget, MaxWords: content.WordCountLimit, WaitTimeout: 30 * time.Second,
 			}, pool, producers.NewAppender(producer, e.registry, e.topics, nil),
-				pgproj.NewWatermark(pool, serving.ProjectorName), nil, e.log)
+				pgproj.NewWatermark(pool, serving.ProjectorName),
+				investigations.NewServingAssigner(serving.NewReader(pool)), nil, e.log)
 			for {
 				res, err := sel.Run(ctx)
 				if err != nil && !errors.Is(err, selector.ErrProjectionLagging) {

@@ -12,8 +12,8 @@ import (
 )
 
 // stageNames are the stages `errata worker` can run: the investigation's
-// two and the verdict analysis (analyst).
-func stageNames() []string { return []string{"investigator", "validator", "analyst"} }
+// two, the verdict analysis (analyst) and the appeal reviews (appeals).
+func stageNames() []string { return []string{"investigator", "validator", "analyst", "appeals"} }
 
 func workerCmd() *cobra.Command {
 	var projectors, stages []string
@@ -57,6 +57,8 @@ func workerCmd() *cobra.Command {
 						g2, ex, err = newValidator(ctx, e, parts)
 					case "analyst":
 						g2, ex, err = newAnalyst(ctx, e, parts)
+					case "appeals":
+						g2, ex, err = newAppeals(ctx, e, parts)
 					default:
 						return fmt.Errorf("unknown stage %q (known: %s)", name, strings.Join(stageNames(), ", "))
 					}

@@ -123,6 +123,14 @@ func NewAssessor(cfg AssessorConfig, registry SourceRegistry, policy evidence.Po
 			MaxPassageBytes: cfg.MaxPassageBytes, RecencyHalfLife: cfg.RecencyHalfLife}}}
 }
 
+// WithPolicy returns a copy of the assessor that applies policy (a run's
+// configuration names its own).
+func (a *Assessor) WithPolicy(policy evidence.Policy) *Assessor {
+	c := *a
+	c.policy, c.gather.Policy = policy, policy
+	return &c
+}
+
 // AssessInput is one approved submission and what the assessor reads
 // besides its sources.
 type AssessInput struct {

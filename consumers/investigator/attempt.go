@@ -34,6 +34,11 @@ func (w *Worker) attempt(ctx context.Context, run runstate.Run) error {
 			return err
 		}
 	}
+	// A configuration this worker cannot honour fails the run before
+	// anything is spent on it.
+	if _, err := stageOneSettings(run.Configuration, w.Prompts, w.Provider.Name(), w.cfg.Model, false); err != nil {
+		return w.failAttempt(ctx, run, ref, classify(err))
+	}
 	cred, credKind, err := Credentials(ctx, w.Keys, run, w.cfg.BaseURL, w.cfg.InstanceKey, w.cfg.AllowNoKey, w.Now())
 	if err != nil {
 		return w.failAttempt(ctx, run, ref, classify(err))
@@ -50,14 +55,11 @@ func (w *Worker) attempt(ctx context.Context, run runstate.Run) error {
 		return w.failAttempt(ctx, run, ref, attemptError{class: events.FailureTransient, kind: "image_store", msg: err.Error()})
 	}
 
-	name := PromptFresh
-	if in.Update != nil {
-		name = PromptUpdate
-	}
-	prompt, err := w.Prompts.Get(name)
+	set, err := stageOneSettings(run.Configuration, w.Prompts, w.Provider.Name(), w.cfg.Model, in.Update != nil)
 	if err != nil {
-		return w.failAttempt(ctx, run, ref, attemptError{class: events.FailureNonRetryable, kind: "prompt", msg: err.Error()})
+		return w.failAttempt(ctx, run, ref, classify(err))
 	}
+	prompt := set.investigator
 	msg, open, closeLine, err := investigatorMessage(in, images)
 	if err != nil {
 		return w.failAttempt(ctx, run, ref, attemptError{class: events.FailureNonRetryable, kind: "input", msg: err.Error()})
@@ -67,7 +69,7 @@ func (w *Worker) attempt(ctx context.Context, run runstate.Run) error {
 		return w.failAttempt(ctx, run, ref, attemptError{class: events.FailureNonRetryable, kind: "prompt", msg: err.Error()})
 	}
 	req := llm.Request{
-		Model: w.cfg.Model, Instructions: instructions, Input: []llm.Message{msg},
+		Model: set.model, Instructions: instructions, Input: []llm.Message{msg},
 		ReasoningEffort: w.cfg.ReasoningEffort,
 		Metadata:        map[string]string{"investigation_id": run.InvestigationID, "attempt": fmt.Sprint(ref.Attempt)},
 	}
@@ -77,6 +79,13 @@ func (w *Worker) attempt(ctx context.Context, run runstate.Run) error {
 	}
 	if w.Tools.Fetcher != nil {
 		req.Tools = append(req.Tools, w.Tools.Fetcher.Tool())
+	}
+	if set.authorContext {
+		if w.Tools.Authors == nil {
+			return w.failAttempt(ctx, run, ref, attemptError{class: events.FailureNonRetryable, kind: FailureKindConfigurationAuthorContext,
+				msg: "the configuration offers the author_context tool, but this worker has no serving reader for it"})
+		}
+		req.Tools = append(req.Tools, authorContextTool())
 	}
 	webSearch := "NONE"
 	if w.Provider.Name() == llm.ProviderOpenAIResponses {
@@ -89,14 +98,16 @@ func (w *Worker) attempt(ctx context.Context, run runstate.Run) error {
 	}
 	promptRef := events.PromptRefV1{Name: prompt.Name, Version: prompt.Version, SHA256: prompt.SHA256}
 	started := &events.InvestigationAttemptStartedV1{AttemptRef: ref, Worker: w.cfg.Worker, Prompt: promptRef,
-		Provider: w.Provider.Name(), Model: w.cfg.Model, Instructions: instructions, Tools: toolDefinitions(req.Tools),
+		Provider: w.Provider.Name(), Model: set.model, Instructions: instructions, Tools: toolDefinitions(req.Tools),
 		WebSearch: webSearch, RoundCap: w.cfg.RoundCap, Credential: credKind, InputEventID: inputID}
 	if err := w.Appender.Append(ctx, run.InvestigationID, started); err != nil {
 		return err
 	}
-	log.Info("attempt started", "prompt", prompt.ID(), "model", w.cfg.Model, "update", in.Update != nil, "images", len(images))
+	log.Info("attempt started", "prompt", prompt.ID(), "model", set.model, "configuration", run.ConfigurationID,
+		"update", in.Update != nil, "images", len(images))
 
-	s := &stageOne{w: w, run: run, ref: ref, in: in, prompt: promptRef, images: images, seen: map[string]bool{}, retained: map[string]bool{}}
+	s := &stageOne{w: w, run: run, ref: ref, in: in, prompt: promptRef, images: images, seen: map[string]bool{}, retained: map[string]bool{},
+		authorContext: set.authorContext}
 	err = s.loop(ctx, cred, req)
 	if err == nil {
 		return nil
@@ -121,6 +132,8 @@ type stageOne struct {
 	accepted int
 	seen     map[string]bool
 	retained map[string]bool
+	// authorContext: the author_context tool is offered in this attempt.
+	authorContext bool
 }
 
 // loop runs model turns until the model answers without tool calls.
@@ -227,6 +240,11 @@ func (s *stageOne) execute(ctx context.Context, call llm.ToolCall) (string, even
 			break
 		}
 		return s.w.Tools.runSearch(ctx, call.JSON), nil
+	case AuthorContextToolName:
+		if !s.authorContext || s.w.Tools.Authors == nil {
+			break // not offered in this attempt: the model may not call it
+		}
+		return authorContextOutput(ctx, s.w.Tools.Authors, s.run.PostVersionID), nil
 	}
 	return toolError("there is no tool named " + call.Name), nil
 }

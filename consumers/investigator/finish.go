@@ -74,7 +74,8 @@ func (w *Worker) finish(ctx context.Context, run runstate.Run) error {
 	}
 	completed := &events.InvestigationCompletedV1{InvestigationID: run.InvestigationID, PostID: run.PostID,
 		PostVersionID: run.PostVersionID, Provenance: in.Provenance, PromptVersion: run.Prompt,
-		Provider: run.Provider, Model: run.Model, Claims: claims, Series: ref.Series, Attempt: ref.Attempt}
+		Provider: run.Provider, Model: run.Model, Claims: claims, Series: ref.Series, Attempt: ref.Attempt,
+		ConfigurationID: run.ConfigurationID}
 	if err := w.Appender.Append(context.WithoutCancel(ctx), run.InvestigationID, completed); err != nil {
 		return err
 	}

@@ -108,7 +108,7 @@ func (h *harness) startWorkers(owner string) (stop func()) {
 		log = logging.Discard()
 	}
 	w := investigator.New(cfg, investigator.Deps{Store: h.inv.Store, Appender: h.eventLog, Sources: h.reader,
-		Keys: h.keys, Provider: llm.OpenAIResponses{}, Log: log, Tools: &investigator.Toolbox{Fetcher: h.fetcher}})
+		Keys: h.keys, Provider: llm.OpenAIResponses{}, Log: log, Tools: &investigator.Toolbox{Fetcher: h.fetcher, Authors: h.reader}})
 	assessor := investigator.NewAssessor(investigator.AssessorConfig{}, sources.Default(), h.policy,
 		stance.New(llm.OpenAIResponses{}, stance.Config{Model: "gpt-test-stance"}), h.search, nil)
 	v := investigator.NewValidator(investigator.ValidatorConfig{Worker: owner, Model: "gpt-test-validator", BaseURL: cfg.BaseURL,
@@ -139,6 +139,12 @@ type post struct {
 // a LessWrong post whose body is paragraphs.
 func (h *harness) register(externalID string, verified bool, paragraphs ...string) post {
 	h.t.Helper()
+	return h.registerBy(nil, externalID, verified, paragraphs...)
+}
+
+// registerBy is register of a post by author (nil: none known).
+func (h *harness) registerBy(author *events.AuthorV1, externalID string, verified bool, paragraphs ...string) post {
+	h.t.Helper()
 	var html strings.Builder
 	for _, p := range paragraphs {
 		html.WriteString("<p>" + p + "</p>")
@@ -154,7 +160,7 @@ func (h *harness) register(externalID string, verified bool, paragraphs ...strin
 		VersionHash: id.VersionHash, ContentHash: id.ContentHash, OccurrencesHash: id.OccurrencesHash,
 		ContentText: text, WordCount: content.WordCount(text), Provenance: events.ProvenanceClientFallback,
 		ImageURLs: []string{}, ImageOccurrences: []events.ImageOccurrenceV1{}, ClientHTML: html.String(),
-		LessWrong: &events.LessWrongMetaV1{Slug: "a-post", Tags: []string{}},
+		LessWrong: &events.LessWrongMetaV1{Slug: "a-post", Tags: []string{}}, Author: author,
 	}
 	if verified {
 		reg.Provenance, reg.ServerHTML = events.ProvenanceServerVerified, html.String()
@@ -260,23 +266,25 @@ func types(trail []events.Event) []string {
 // (default: the snippets of correction's sources refute the claim),
 // neutral otherwise. failFirst answers the first n stage-1 turns instead.
 type brain struct {
-	mu          sync.Mutex
-	submit      []tools.Correction
-	retain      []string
-	fetch       []string
-	approve     map[string]bool
-	cite        []fakeopenai.URLCitation
-	verdict     string
-	stances     []phraseStance
-	failFirst   []fakeopenai.Step
-	finalDelay  time.Duration
-	firstDelay  time.Duration
-	stanceDelay time.Duration
-	stage1Turns int
-	validations int
-	stanceCalls int
-	finalAt     time.Time
-	validatedAt []time.Time
+	mu        sync.Mutex
+	submit    []tools.Correction
+	retain    []string
+	fetch     []string
+	approve   map[string]bool
+	cite      []fakeopenai.URLCitation
+	verdict   string
+	stances   []phraseStance
+	failFirst []fakeopenai.Step
+	// authorContext: the first stage-1 turn also calls author_context.
+	authorContext bool
+	finalDelay    time.Duration
+	firstDelay    time.Duration
+	stanceDelay   time.Duration
+	stage1Turns   int
+	validations   int
+	stanceCalls   int
+	finalAt       time.Time
+	validatedAt   []time.Time
 }
 
 // phraseStance is the stance of the passages that contain a phrase.
@@ -347,6 +355,9 @@ func (b *brain) answer(req fakeopenai.Request) fakeopenai.Step {
 	}
 	if prev, _ := body["previous_response_id"].(string); prev == "" {
 		var out []any
+		if b.authorContext {
+			out = append(out, fakeopenai.FunctionCall("call_ac", investigator.AuthorContextToolName, map[string]string{}))
+		}
 		for i, u := range b.fetch {
 			out = append(out, fakeopenai.FunctionCall("call_f"+string(rune('a'+i)), "fetch_url", map[string]string{"url": u}))
 		}

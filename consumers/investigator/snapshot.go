@@ -51,6 +51,7 @@ func (w *Worker) buildInput(ctx context.Context, run runstate.Run, src serving.S
 		Platform: src.Platform, URL: src.URL, Provenance: src.Provenance(),
 		Text: src.Text, TextSHA256: sha256Hex(src.Text), WordCount: src.WordCount,
 		Images: []events.SnapshotImageV1{}, SkippedImages: []events.SkippedImageV1{},
+		ConfigurationID: run.ConfigurationID,
 	}
 	var md content.Markdown
 	var err error
@@ -86,9 +87,13 @@ func (w *Worker) buildInput(ctx context.Context, run runstate.Run, src serving.S
 			prior = append(prior, events.ClaimV1{ID: c.ID, Text: c.Text, Context: c.Context, Summary: c.Summary,
 				Reasoning: c.Reasoning, Sources: c.Sources})
 		}
+		priorConfig, err := priorConfiguration(src)
+		if err != nil {
+			return in, err
+		}
 		diff := textdiff.Diff(src.PriorText, src.Text, textdiff.Options{})
 		in.Update = &events.UpdateBasisV1{PriorInvestigationID: src.Prior.InvestigationID,
-			PriorPostVersionID: src.PriorPostVersionID, PriorClaims: prior, Diff: diff.Format()}
+			PriorPostVersionID: src.PriorPostVersionID, PriorConfigurationID: priorConfig, PriorClaims: prior, Diff: diff.Format()}
 	}
 	return in, in.Validate()
 }
@@ -167,4 +172,16 @@ func (w *Worker) snapshotImages(ctx context.Context, src serving.Source, in even
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// priorConfiguration is the configuration of the prior investigation an
+// update builds on, as the serving projection reports it, checked against
+// the prior's id (which derives from its version and configuration).
+func priorConfiguration(src serving.Source) (string, error) {
+	id := src.Prior.ConfigurationID
+	if events.InvestigationIDFor(src.PriorPostVersionID, id) != src.Prior.InvestigationID {
+		return "", fmt.Errorf("prior investigation %s does not derive from version %s and configuration %q",
+			src.Prior.InvestigationID, src.PriorPostVersionID, id)
+	}
+	return id, nil
 }

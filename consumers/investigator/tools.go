@@ -38,6 +38,9 @@ type Toolbox struct {
 	// Search backs the web_search function tool offered to providers
 	// without native web search (Chat Completions); nil: none.
 	Search websearch.Searcher
+	// Authors backs the author_context tool, offered only when a run's
+	// configuration turns it on; nil: a run that needs it fails.
+	Authors AuthorContextReader
 }
 
 // WebSearchToolName is the web search function tool of Chat Completions mode.

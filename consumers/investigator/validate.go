@@ -133,13 +133,20 @@ func (v *Validator) Do(ctx context.Context, work runstate.Work) error {
 
 // validate asks the validator model for its verdict on sub.
 func (v *Validator) validate(ctx context.Context, run runstate.Run, sub runstate.Submission) error {
-	prompt, err := v.prompts.Get(PromptValidator)
+	prompt, model, err := validatorSettings(run.Configuration, v.prompts, v.provider.Name(), v.cfg.Model)
 	if err != nil {
-		return err
+		var ae attemptError
+		if !errors.As(err, &ae) {
+			return err
+		}
+		// Stage 1 refuses such a configuration before any claim; a worker
+		// of another build may not have. No claim of the run can be
+		// validated as it asked: the run fails.
+		return v.failRun(ctx, run, ae.Error())
 	}
 	promptRef := events.PromptRefV1{Name: prompt.Name, Version: prompt.Version, SHA256: prompt.SHA256}
 	verdict := &events.InvestigationClaimValidatedV1{AttemptRef: sub.Ref, SubmissionID: sub.ID, Prompt: promptRef,
-		Provider: v.provider.Name(), Model: v.cfg.Model}
+		Provider: v.provider.Name(), Model: model}
 
 	cred, _, err := Credentials(ctx, v.keys, run, v.cfg.BaseURL, v.cfg.InstanceKey, v.cfg.AllowNoKey, v.now())
 	if err != nil {
@@ -162,7 +169,7 @@ func (v *Validator) validate(ctx context.Context, run runstate.Run, sub runstate
 	if err != nil {
 		return err
 	}
-	req := llm.Request{Model: v.cfg.Model, Instructions: instructions, Input: []llm.Message{msg},
+	req := llm.Request{Model: model, Instructions: instructions, Input: []llm.Message{msg},
 		ReasoningEffort: v.cfg.ReasoningEffort,
 		OutputSchema:    &llm.OutputSchema{Name: prompts.VerdictSchemaName, Schema: tools.VerdictSchema()},
 		Metadata:        map[string]string{"investigation_id": run.InvestigationID, "submission_id": sub.ID}}
@@ -223,6 +230,17 @@ func (v *Validator) assess(ctx context.Context, run runstate.Run, sub runstate.S
 	if v.assessor == nil {
 		return errors.New("validator: no assessor, so approved claims cannot be assessed")
 	}
+	assessor := v.assessor
+	if run.Configuration != nil {
+		policy, err := policyOf(run.Configuration)
+		if err != nil {
+			// Stage 1 refuses an unknown policy before any claim; a worker
+			// of another build may not have. No claim of the run can be
+			// judged under the policy it asked for: the run fails.
+			return v.failRun(ctx, run, err.Error())
+		}
+		assessor = assessor.WithPolicy(policy)
+	}
 	fetched, err := v.store.Fetches(ctx, sub.Ref, sub.FetchesBefore)
 	if err != nil {
 		return err
@@ -241,7 +259,7 @@ func (v *Validator) assess(ctx context.Context, run runstate.Run, sub runstate.S
 	if sub.AssessFailures >= v.cfg.AssessMaxFailures {
 		in.NoStance = fmt.Sprintf("no stance: the stance provider failed %d times", sub.AssessFailures)
 	}
-	out, err := v.assessor.Assess(ctx, in)
+	out, err := assessor.Assess(ctx, in)
 	payloads := out.Exchanges
 	if out.Event != nil {
 		payloads = append(payloads, out.Event)
@@ -271,4 +289,17 @@ func nonEmpty(s, fallback string) string {
 		return fallback
 	}
 	return s
+}
+
+// failRun ends run's current series with reason.
+func (v *Validator) failRun(ctx context.Context, run runstate.Run, reason string) error {
+	in, _, err := v.store.Input(ctx, run.InvestigationID)
+	if err != nil {
+		return err
+	}
+	failed := &events.InvestigationFailedV1{InvestigationID: run.InvestigationID, PostID: run.PostID,
+		PostVersionID: run.PostVersionID, Provenance: in.Provenance, Reason: truncate(reason, 1000),
+		Attempts: run.Attempt, Series: run.Series, ConfigurationID: run.ConfigurationID}
+	v.logger.Warn("investigation failed", "investigation", run.InvestigationID, "reason", failed.Reason)
+	return v.log.Append(context.WithoutCancel(ctx), run.InvestigationID, failed)
 }

@@ -228,7 +228,7 @@ func (w *Worker) failedEvent(ctx context.Context, run runstate.Run, ref events.A
 	}
 	return &events.InvestigationFailedV1{InvestigationID: run.InvestigationID, PostID: run.PostID,
 		PostVersionID: run.PostVersionID, Provenance: provenance, Reason: truncate(reason, 1000),
-		Attempts: ref.Attempt, Series: ref.Series}
+		Attempts: ref.Attempt, Series: ref.Series, ConfigurationID: run.ConfigurationID}
 }
 
 // announceKey makes sure a user's key stored for run's investigation is

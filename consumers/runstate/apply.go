@@ -95,13 +95,24 @@ func apply(ctx context.Context, tx pgx.Tx, ev events.Event) error {
 	var err error
 	switch p := ev.Payload.(type) {
 	case *events.InvestigationRequestedV1:
-		_, err = tx.Exec(ctx, `INSERT INTO runs (investigation_id, post_id, post_version_id, status, series, due_at, updated_at)
-			VALUES ($1, $2, $3, 'PENDING', 1, $4, $4)
+		// The first request creates the run with its configuration; a later
+		// one names the same configuration (the id derives from it) and
+		// only starts a new series after a failure.
+		var spec []byte
+		if p.Configuration != nil {
+			if spec, err = json.Marshal(p.Configuration); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO runs (investigation_id, post_id, post_version_id, status, series, due_at, updated_at,
+				configuration_id, configuration, supersedes, experiment_id, arm)
+			VALUES ($1, $2, $3, 'PENDING', 1, $4, $4, $6, $7, NULLIF($8, '')::uuid, NULLIF($9, '')::uuid, NULLIF($10, ''))
 			ON CONFLICT (investigation_id) DO UPDATE SET
 				status = 'PENDING', series = runs.series + 1, attempt = 0, due_at = $4,
 				user_key = false, last_failure = NULL, updated_at = $4
 			WHERE runs.status = 'FAILED' AND $5 = 'INVESTIGATE_NOW'`,
-			p.InvestigationID, p.PostID, p.PostVersionID, t, p.Source)
+			p.InvestigationID, p.PostID, p.PostVersionID, t, p.Source,
+			p.ConfigurationID, spec, p.Supersedes, p.ExperimentID, p.Arm)
 	case *events.InvestigationKeyAttachedV1:
 		_, err = tx.Exec(ctx, `UPDATE runs SET user_key = true, updated_at = $2
 			WHERE investigation_id = $1 AND status = 'PENDING'`, p.InvestigationID, t)

@@ -60,6 +60,14 @@ type Run struct {
 	LastFailure     string
 	// Prompt (name@version), Provider and Model of the current attempt.
 	Prompt, Provider, Model string
+	// ConfigurationID is the analysis configuration the run's first request
+	// named ("": the default, the worker's own settings); Configuration its
+	// spec (nil for the default).
+	ConfigurationID string
+	Configuration   *events.AnalysisConfigurationV1
+	// Supersedes is the investigation this one re-does; ExperimentID and
+	// Arm the experiment arm that chose the configuration ("" when none).
+	Supersedes, ExperimentID, Arm string
 }
 
 // Ref is the run's current attempt.
@@ -71,10 +79,13 @@ func (r Run) Ref() events.AttemptRef {
 func (s *Store) Run(ctx context.Context, investigationID string) (Run, error) {
 	var r Run
 	var input, failure *string
+	var spec []byte
 	err := s.pool.QueryRow(ctx, `SELECT investigation_id::text, post_id::text, post_version_id::text, status, series,
-			attempt, due_at, input_event_id::text, user_key, last_failure, COALESCE(prompt, ''), COALESCE(provider, ''), COALESCE(model, '')
+			attempt, due_at, input_event_id::text, user_key, last_failure, COALESCE(prompt, ''), COALESCE(provider, ''), COALESCE(model, ''),
+			configuration_id, configuration, COALESCE(supersedes::text, ''), COALESCE(experiment_id::text, ''), COALESCE(arm, '')
 		FROM runs WHERE investigation_id = $1`, investigationID).Scan(&r.InvestigationID, &r.PostID, &r.PostVersionID,
-		&r.Status, &r.Series, &r.Attempt, &r.DueAt, &input, &r.UserKey, &failure, &r.Prompt, &r.Provider, &r.Model)
+		&r.Status, &r.Series, &r.Attempt, &r.DueAt, &input, &r.UserKey, &failure, &r.Prompt, &r.Provider, &r.Model,
+		&r.ConfigurationID, &spec, &r.Supersedes, &r.ExperimentID, &r.Arm)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Run{}, ErrNotFound
 	}
@@ -86,6 +97,12 @@ func (s *Store) Run(ctx context.Context, investigationID string) (Run, error) {
 	}
 	if failure != nil {
 		r.LastFailure = *failure
+	}
+	if spec != nil {
+		r.Configuration = &events.AnalysisConfigurationV1{}
+		if err := json.Unmarshal(spec, r.Configuration); err != nil {
+			return Run{}, fmt.Errorf("run %s configuration: %w", investigationID, err)
+		}
 	}
 	return r, nil
 }

@@ -70,7 +70,11 @@ func at(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
 
 // inv names one investigation (fresh ids per case: the cases' transactions
 // never touch the same rows).
-type inv struct{ id, post, version string }
+type inv struct {
+	id, post, version string
+	// supersedes and experiment, when set, go into configured requests.
+	supersedes, experiment string
+}
 
 func newInv() inv {
 	return inv{id: uuid.NewString(), post: uuid.NewString(), version: uuid.NewString()}

@@ -117,7 +117,7 @@ function select(chromiumFiles, firefoxFiles, rest = []) {
   if (which === "firefox") return firefoxFiles;
   return [...rest, ...chromiumFiles, ...firefoxFiles];
 }
-const stubFiles = select(["test/e2e/chromium.e2e.ts", "test/e2e/social.e2e.ts"], ["test/e2e/firefox.e2e.ts"], ["test/e2e/fixtures.e2e.ts"]);
+const stubFiles = select(["test/e2e/chromium.e2e.ts", "test/e2e/appeals.e2e.ts", "test/e2e/social.e2e.ts"], ["test/e2e/firefox.e2e.ts"], ["test/e2e/fixtures.e2e.ts"]);
 const stubEnv = { ...process.env };
 for (const k of ["ERRATA_E2E_API_URL", "ERRATA_E2E_API_KEY", "ERRATA_E2E_OPENAI_KEY", "ERRATA_E2E_FAKE_LOG"]) delete stubEnv[k];
 console.log(`e2e: ${which ?? "chromium and firefox"} against the contract stub`);

@@ -63,11 +63,17 @@ type Config struct {
 	// submissions of verdict analyses (the workbench API, verdict.request);
 	// a valid instance API key gets ten times both, per key.
 	SubmitRate, SubmitBurst int
+	// AppealsPerDay bounds the appeals one client files in a rolling day;
+	// AppealsOpenPerClaim the appeals of one claim open at once.
+	AppealsPerDay, AppealsOpenPerClaim int
 	// ReadYourWritesTimeout bounds how long registerObservedVersion waits for
 	// the serving projection to include the version it appended.
 	ReadYourWritesTimeout time.Duration
 	// ViewIPRangeDailyCap caps unique-view credits per IP range, post and day.
 	ViewIPRangeDailyCap int
+	// ReprocessDailyBudget is the default most re-processing requests per
+	// configuration and UTC day (errata reinvestigate --budget).
+	ReprocessDailyBudget int
 	// ProjectionLagDegraded is the lag, in records, above which the API's
 	// /readyz reports a projector as lagging (degraded, still ready).
 	ProjectionLagDegraded int
@@ -322,12 +328,18 @@ var Vars = []Var{
 		set: func(c *Config, v string) (err error) { c.RateLimitClients, err = positiveInt(v); return }},
 	{Name: "ERRATA_SUBMIT_RATE", Default: "30", Doc: "verdict analyses per hour each client may request (POST /api/v1/analyses, verdict.request); a valid instance API key (x-api-key) gets ten times this and the burst, per key",
 		set: func(c *Config, v string) (err error) { c.SubmitRate, err = positiveInt(v); return }},
+	{Name: "ERRATA_APPEALS_PER_DAY", Default: "10", Doc: "appeals each client may file in a rolling day (appeal.file; over it: 429)",
+		set: func(c *Config, v string) (err error) { c.AppealsPerDay, err = positiveInt(v); return }},
+	{Name: "ERRATA_APPEALS_OPEN_PER_CLAIM", Default: "3", Doc: "appeals of one claim that may be open at once (appeal.file; over it: 409)",
+		set: func(c *Config, v string) (err error) { c.AppealsOpenPerClaim, err = positiveInt(v); return }},
 	{Name: "ERRATA_SUBMIT_BURST", Default: "5", Doc: "verdict analyses a client may request at once",
 		set: func(c *Config, v string) (err error) { c.SubmitBurst, err = positiveInt(v); return }},
 	{Name: "ERRATA_READ_YOUR_WRITES_TIMEOUT", Default: "5s", Doc: "how long registerObservedVersion waits for the serving projection",
 		set: func(c *Config, v string) (err error) { c.ReadYourWritesTimeout, err = time.ParseDuration(v); return }},
 	{Name: "ERRATA_VIEW_IP_RANGE_DAILY_CAP", Default: "10", Doc: "unique-view credits per IP range, post and UTC day (changing it requires a serving replay)",
 		set: func(c *Config, v string) (err error) { c.ViewIPRangeDailyCap, err = positiveInt(v); return }},
+	{Name: "ERRATA_REPROCESS_DAILY_BUDGET", Default: "500", Doc: "investigations `errata reinvestigate` may request per target configuration and UTC day, unless --budget says otherwise",
+		set: func(c *Config, v string) (err error) { c.ReprocessDailyBudget, err = positiveInt(v); return }},
 	{Name: "ERRATA_PROJECTION_LAG_DEGRADED", Default: "10000", Doc: "records a projector may lag behind the log before the API's /readyz reports it degraded (0: any lag; a stopped projector always is)",
 		set: func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)

@@ -1,7 +1,8 @@
 // Package investigations appends investigation requests: investigateNow
 // from the API and the selector's picks go through the same event, whose
-// investigation id derives from the post version, so concurrent requests
-// for one version name one investigation.
+// investigation id derives from the post version and the configuration it
+// runs under, so concurrent requests for one version and configuration name
+// one investigation.
 package investigations
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/errata-dev/errata/internal/keystore"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/projections/serving"
 )
 
 // Version names the post version to investigate.
@@ -21,10 +23,30 @@ type Version struct {
 	PostID, PostVersionID, Platform, ExternalID, VersionHash string
 }
 
+// Assignment is the configuration a new investigation runs under and the
+// experiment arm that chose it (design: the producer reads it from the
+// serving projection and records it in the request, so a replay never
+// decides again). The zero value is the default configuration outside any
+// experiment.
+type Assignment = serving.Assignment
+
+// Assigner decides which configuration an investigation of a version runs
+// under, from the serving projection.
+type Assigner interface {
+	// Assign is the assignment of a new investigation of the version: the
+	// running experiment's arm, else the active configuration.
+	Assign(ctx context.Context, postVersionID string) (Assignment, error)
+	// Of is the assignment an existing investigation of the version was
+	// requested under (to request it again: a retry, a user's key).
+	Of(ctx context.Context, postVersionID, investigationID string) (Assignment, error)
+}
+
 // Request is one request for an investigation.
 type Request struct {
 	Version
-	Source string
+	// Assignment names the configuration (and experiment arm).
+	Assignment Assignment
+	Source     string
 	// RequesterKey is the keyed hash of the caller (INVESTIGATE_NOW).
 	RequesterKey  string
 	CorrelationID string
@@ -74,10 +96,12 @@ func New(appender Appender, keys KeyStore, now func() time.Time) *Service {
 // or the investigator, before the run's first attempt, appends it. So a
 // stored key is recorded in the log once, and pays for the run.
 func (s *Service) Request(ctx context.Context, r Request) (producers.Position, error) {
-	invID := events.InvestigationID(r.PostVersionID)
+	invID := events.InvestigationIDFor(r.PostVersionID, r.Assignment.ConfigurationID)
 	requested, err := s.appender.NewEvent(&events.InvestigationRequestedV1{
 		InvestigationID: invID, PostID: r.PostID, PostVersionID: r.PostVersionID, Platform: r.Platform,
 		ExternalID: r.ExternalID, VersionHash: r.VersionHash, Source: r.Source, RequesterKey: r.RequesterKey,
+		ConfigurationID: r.Assignment.ConfigurationID, Configuration: r.Assignment.Configuration,
+		ExperimentID: r.Assignment.ExperimentID, Arm: r.Assignment.Arm,
 	}, r.CorrelationID, "")
 	if err != nil {
 		return producers.Position{}, err

@@ -306,3 +306,33 @@ func TestKeyAttached(t *testing.T) {
 	_, err = investigations.KeyAttached(app, a, "corr-9")
 	require.ErrorContains(t, err, "key_id is required")
 }
+
+// A request under an assigned configuration names the investigation of
+// (version, configuration), records the configuration and the experiment
+// arm, and attaches a user's key to that investigation.
+func TestRequestUnderAnAssignment(t *testing.T) {
+	t.Parallel()
+	spec := events.AnalysisConfigurationV1{Name: "mini", Model: "gpt-5-mini", InvestigatorPrompt: "v1",
+		ValidatorPrompt: "v1", Policy: "strict-v1@0123456789ab"}
+	a := investigations.Assignment{ConfigurationID: events.ConfigurationID(spec), Configuration: &spec,
+		ExperimentID: events.ExperimentID("mini-test"), Arm: events.ArmCandidate}
+	v := version()
+	wantID := events.InvestigationIDFor(v.PostVersionID, a.ConfigurationID)
+	require.NotEqual(t, events.InvestigationID(v.PostVersionID), wantID)
+
+	keys, app := newKeys(), newAppender()
+	svc := investigations.New(app, keys, func() time.Time { return clock })
+	r := request("sk-user")
+	r.Assignment = a
+	_, err := svc.Request(context.Background(), r)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{events.TypeInvestigationRequestedV1, events.TypeInvestigationKeyAttachedV1}}, types(app.batches))
+	got := app.batches[0][0].Payload.(*events.InvestigationRequestedV1)
+	require.Equal(t, &events.InvestigationRequestedV1{InvestigationID: wantID, PostID: v.PostID,
+		PostVersionID: v.PostVersionID, Platform: v.Platform, ExternalID: v.ExternalID, VersionHash: v.VersionHash,
+		Source: events.RequestSourceInvestigateNow, RequesterKey: r.RequesterKey, ConfigurationID: a.ConfigurationID,
+		Configuration: &spec, ExperimentID: a.ExperimentID, Arm: events.ArmCandidate}, got)
+	require.Equal(t, wantID, app.batches[0][1].Payload.(*events.InvestigationKeyAttachedV1).InvestigationID)
+	_, stored := keys.attached[wantID]
+	require.True(t, stored, "the key belongs to the assigned investigation")
+}

@@ -59,7 +59,7 @@ func TestSelectorSkipsVerdictOnlyPlatforms(t *testing.T) {
 	s.AppendAndWait(t, all...)
 
 	sel := selector.New(selector.Config{DailyBudget: 3, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
-		s.Pool, s.Appender, s.Watermark, func() time.Time { return now }, logging.Discard())
+		s.Pool, s.Appender, s.Watermark, nil, func() time.Time { return now }, logging.Discard())
 	res, err := sel.Run(context.Background())
 	require.NoError(t, err)
 	require.Len(t, res.Requested, 1)

@@ -4,6 +4,11 @@
 // unique-view score first, within a daily budget, on the platforms whose
 // pages show inline corrections (InlinePlatforms).
 //
+// A version with any investigation is not picked again (its visible one,
+// or a re-processing that superseded it, answers readers). Each request
+// runs under the assignment the serving projection decides (the running
+// experiment's arm, else the active configuration), recorded in the event.
+//
 // Requests are events with a deterministic investigation id, so a repeated
 // or concurrent run can never create a second investigation for a version;
 // an advisory lock and the read-your-writes wait keep runs from spending the
@@ -22,6 +27,7 @@ import (
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/producers"
+	"github.com/errata-dev/errata/producers/investigations"
 )
 
 // Config bounds a selector run.
@@ -46,16 +52,22 @@ type Selector struct {
 	pool      *pgxpool.Pool
 	appender  *producers.Appender
 	watermark Watermark
+	assigner  investigations.Assigner
 	now       func() time.Time
 	log       *slog.Logger
 }
 
-// New returns a selector reading the serving projection through pool.
-func New(cfg Config, pool *pgxpool.Pool, a *producers.Appender, wm Watermark, now func() time.Time, log *slog.Logger) *Selector {
+// New returns a selector reading the serving projection through pool. Each
+// request runs under the configuration assign decides (the running
+// experiment's arm, else the active configuration); a nil assign requests
+// every investigation under the default configuration.
+func New(cfg Config, pool *pgxpool.Pool, a *producers.Appender, wm Watermark, assign investigations.Assigner,
+	now func() time.Time, log *slog.Logger) *Selector {
 	if now == nil {
 		now = time.Now
 	}
-	return &Selector{cfg: cfg, pool: pool, appender: a, watermark: wm, now: now, log: log.With("component", "selector")}
+	return &Selector{cfg: cfg, pool: pool, appender: a, watermark: wm, assigner: assign, now: now,
+		log: log.With("component", "selector")}
 }
 
 // Candidate is a post version chosen for investigation.
@@ -66,6 +78,9 @@ type Candidate struct {
 	ExternalID      string
 	VersionHash     string
 	UniqueViewScore int64
+	// ConfigurationID and Arm are the assignment the request recorded.
+	ConfigurationID string
+	Arm             string
 }
 
 // Result reports one run.
@@ -164,12 +179,21 @@ func (s *Selector) Run(ctx context.Context) (Result, error) {
 
 	evs := make([]events.Event, 0, len(picked))
 	correlation := fmt.Sprintf("selector-%d", now.UnixNano())
-	for _, c := range picked {
+	for i, c := range picked {
+		var a investigations.Assignment
+		if s.assigner != nil {
+			if a, err = s.assigner.Assign(ctx, c.PostVersionID); err != nil {
+				return Result{}, fmt.Errorf("assign %s: %w", c.PostVersionID, err)
+			}
+		}
+		picked[i].ConfigurationID, picked[i].Arm = a.ConfigurationID, a.Arm
 		ev, err := s.appender.NewEventAt(&events.InvestigationRequestedV1{
-			InvestigationID: events.InvestigationID(c.PostVersionID),
+			InvestigationID: events.InvestigationIDFor(c.PostVersionID, a.ConfigurationID),
 			PostID:          c.PostID, PostVersionID: c.PostVersionID, Platform: c.Platform,
 			ExternalID: c.ExternalID, VersionHash: c.VersionHash,
 			Source: events.RequestSourceSelector, UniqueViewScore: c.UniqueViewScore,
+			ConfigurationID: a.ConfigurationID, Configuration: a.Configuration,
+			ExperimentID: a.ExperimentID, Arm: a.Arm,
 		}, now, correlation, "")
 		if err != nil {
 			return Result{}, err
@@ -183,7 +207,8 @@ func (s *Selector) Run(ctx context.Context) (Result, error) {
 	res.Requested = picked
 	for _, c := range picked {
 		s.log.Info("investigation requested", "post_version_id", c.PostVersionID, "platform", c.Platform,
-			"external_id", c.ExternalID, "unique_view_score", c.UniqueViewScore)
+			"external_id", c.ExternalID, "unique_view_score", c.UniqueViewScore,
+			"configuration_id", c.ConfigurationID, "arm", c.Arm)
 	}
 	// Hold the lock until the projection shows these requests, so the next
 	// run neither picks them again nor miscounts the budget.

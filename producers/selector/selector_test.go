@@ -2,6 +2,7 @@ package selector_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,12 +10,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/events/content"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/internal/testkit/teststack"
+	"github.com/errata-dev/errata/producers/investigations"
 	"github.com/errata-dev/errata/producers/selector"
 )
 
@@ -76,7 +79,7 @@ func TestSelectorPicksTopScoresWithinBudgetAndIsIdempotent(t *testing.T) {
 
 	newSelector := func() *selector.Selector {
 		return selector.New(selector.Config{DailyBudget: 3, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
-			s.Pool, s.Appender, s.Watermark, func() time.Time { return now }, logging.Discard())
+			s.Pool, s.Appender, s.Watermark, nil, func() time.Time { return now }, logging.Discard())
 	}
 	res, err := newSelector().Run(context.Background())
 	require.NoError(t, err)
@@ -106,7 +109,7 @@ func TestSelectorPicksTopScoresWithinBudgetAndIsIdempotent(t *testing.T) {
 
 	// The next day the budget is fresh: the next best posts are chosen.
 	tomorrow := selector.New(selector.Config{DailyBudget: 3, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
-		s.Pool, s.Appender, s.Watermark, func() time.Time { return now.Add(24 * time.Hour) }, logging.Discard())
+		s.Pool, s.Appender, s.Watermark, nil, func() time.Time { return now.Add(24 * time.Hour) }, logging.Discard())
 	res, err = tomorrow.Run(context.Background())
 	require.NoError(t, err)
 	got = got[:0]
@@ -133,7 +136,7 @@ func TestConcurrentSelectorsRequestEachVersionOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			sel := selector.New(selector.Config{DailyBudget: 8, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
-				s.Pool, s.Appender, s.Watermark, func() time.Time { return now }, logging.Discard())
+				s.Pool, s.Appender, s.Watermark, nil, func() time.Time { return now }, logging.Discard())
 			res, err := sel.Run(context.Background())
 			require.NoError(t, err)
 			mu.Lock()
@@ -146,4 +149,69 @@ func TestConcurrentSelectorsRequestEachVersionOnce(t *testing.T) {
 	var n int
 	require.NoError(t, s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM investigations`).Scan(&n))
 	require.Equal(t, 8, n)
+}
+
+// experimentAssigner is a running experiment as serving.Reader.Assign
+// decides it: the arm of each version is events.ExperimentArm.
+type experimentAssigner struct {
+	experimentID       string
+	shareBP            int
+	control, candidate investigations.Assignment
+}
+
+func (a experimentAssigner) Assign(_ context.Context, postVersionID string) (investigations.Assignment, error) {
+	out := a.control
+	if events.ExperimentArm(a.experimentID, postVersionID, a.shareBP) == events.ArmCandidate {
+		out = a.candidate
+	}
+	out.ExperimentID = a.experimentID
+	return out, nil
+}
+
+func (a experimentAssigner) Of(context.Context, string, string) (investigations.Assignment, error) {
+	return investigations.Assignment{}, errors.New("the selector requests only new investigations")
+}
+
+// With an experiment running, each request carries the arm of its version
+// and names the investigation under that arm's configuration; the same
+// versions land in the same arms on every run.
+func TestSelectorRecordsTheExperimentArm(t *testing.T) {
+	s := teststack.Serving(t, teststack.Options{})
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var all []events.Event
+	for n := 0; n < 8; n++ {
+		_, _, evs := post(t, s, n, 10, n, now.Add(-time.Hour))
+		all = append(all, evs...)
+	}
+	s.AppendAndWait(t, all...)
+	spec := events.AnalysisConfigurationV1{Name: "mini", Model: "gpt-5-mini", InvestigatorPrompt: "v1",
+		ValidatorPrompt: "v1", Policy: "strict-v1@0123456789ab"}
+	assign := experimentAssigner{experimentID: events.ExperimentID("mini-test"), shareBP: 5000,
+		candidate: investigations.Assignment{ConfigurationID: events.ConfigurationID(spec), Configuration: &spec,
+			Arm: events.ArmCandidate},
+		control: investigations.Assignment{Arm: events.ArmControl}}
+	sel := selector.New(selector.Config{DailyBudget: 8, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
+		s.Pool, s.Appender, s.Watermark, assign, func() time.Time { return now }, logging.Discard())
+	res, err := sel.Run(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res.Requested, 8)
+	arms := map[string]int{}
+	var wantIDs []string
+	for _, c := range res.Requested {
+		want := events.ExperimentArm(assign.experimentID, c.PostVersionID, 5000)
+		require.Equal(t, want, c.Arm, "the arm is the version's, deterministically")
+		cfg := ""
+		if want == events.ArmCandidate {
+			cfg = events.ConfigurationID(spec)
+		}
+		require.Equal(t, cfg, c.ConfigurationID)
+		arms[c.Arm]++
+		wantIDs = append(wantIDs, events.InvestigationIDFor(c.PostVersionID, cfg))
+	}
+	require.Len(t, arms, 2, "both arms receive versions: %v", arms)
+	rows, err := s.Pool.Query(context.Background(), `SELECT id::text FROM investigations`)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.ElementsMatch(t, wantIDs, ids, "each investigation is named by its version and its arm's configuration")
 }

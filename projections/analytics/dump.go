@@ -37,6 +37,10 @@ var TableTopics = map[string]events.Topic{
 	"analyses":           events.TopicAnalyses,
 	"analysis_attempts":  events.TopicAnalyses,
 	"post_verdicts":      events.TopicAnalyses,
+	"configurations":     events.TopicInvestigations,
+	"experiments":        events.TopicInvestigations,
+	"appeals":            events.TopicInvestigations,
+	"exchanges":          events.TopicInvestigations,
 }
 
 // DumpBelow is Dump restricted to the rows whose log position is below

@@ -201,10 +201,10 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	require.NoError(t, analytics.Migrate(ctx, f.conn, logging.Discard()))
 	var n uint64
 	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM _migrations FINAL").Scan(&n))
-	require.EqualValues(t, 5, n)
+	require.EqualValues(t, 6, n)
 	var views uint64
 	require.NoError(t, f.conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'").Scan(&views))
-	require.EqualValues(t, 15, views)
+	require.EqualValues(t, 26, views)
 }
 
 func TestReaderRejectsBadFilters(t *testing.T) {

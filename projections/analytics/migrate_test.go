@@ -86,7 +86,7 @@ func TestMigrateUpgradesOldBookkeeping(t *testing.T) {
 	dir := os.DirFS("migrations")
 	names, err := fs.Glob(dir, "*.sql")
 	require.NoError(t, err)
-	require.Len(t, names, 5)
+	require.Len(t, names, 6)
 	// The runner of the time: its bookkeeping table, then each file's
 	// statements and one row named by the three-digit file name.
 	require.NoError(t, conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS _migrations (
@@ -106,13 +106,13 @@ func TestMigrateUpgradesOldBookkeeping(t *testing.T) {
 			uint32(i+1), strings.TrimPrefix(n, "0"), sha(body), applied))
 	}
 	before := migrationRows(t, conn)
-	require.Len(t, before, 5)
+	require.Len(t, before, 6)
 	require.True(t, strings.HasPrefix(before[0], "1 001_tables.sql "), before[0])
 
 	require.NoError(t, analytics.Migrate(ctx, conn, logging.Discard()))
 	require.NoError(t, analytics.Migrate(ctx, conn, logging.Discard()))
 	require.Equal(t, before, migrationRows(t, conn), "no migration was applied or recorded again")
-	require.EqualValues(t, 15, count(t, conn, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'"))
+	require.EqualValues(t, 26, count(t, conn, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'"))
 
 	files := fstest.MapFS{}
 	for _, n := range names {
@@ -144,7 +144,7 @@ func TestMigrateConcurrently(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
-	require.EqualValues(t, 5, count(t, conn, "SELECT count() FROM _migrations FINAL"))
-	require.EqualValues(t, 5, count(t, conn, "SELECT uniqExact(version, name, checksum) FROM _migrations"))
-	require.EqualValues(t, 15, count(t, conn, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'"))
+	require.EqualValues(t, 6, count(t, conn, "SELECT count() FROM _migrations FINAL"))
+	require.EqualValues(t, 6, count(t, conn, "SELECT uniqExact(version, name, checksum) FROM _migrations"))
+	require.EqualValues(t, 26, count(t, conn, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND engine = 'View'"))
 }

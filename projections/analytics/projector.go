@@ -405,7 +405,7 @@ func (p *Projector) insert(ctx context.Context, s *rowSet) error {
 	if err := insertChunks(ctx, p.conn, p.insertRows, "investigations", s.investigations, func(b driver.Batch, r investigationRow) error {
 		return b.Append(r.EventID, r.InvestigationID, r.PostID, r.PostVersionID, r.Status, r.Platform, r.Source,
 			r.UniqueViewScore, r.Provenance, r.PromptVersion, r.Provider, r.Model, r.ClaimCount, r.FailureReason,
-			r.Attempts, r.Series, r.EventTime, r.partition, r.offset)
+			r.Attempts, r.Series, r.ConfigurationID, r.ExperimentID, r.Arm, r.Supersedes, r.EventTime, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
@@ -448,9 +448,40 @@ func (p *Projector) insert(ctx context.Context, s *rowSet) error {
 	}); err != nil {
 		return err
 	}
-	return insertChunks(ctx, p.conn, p.insertRows, "post_verdicts", s.postVerdicts, func(b driver.Batch, r postVerdictRow) error {
+	if err := insertChunks(ctx, p.conn, p.insertRows, "post_verdicts", s.postVerdicts, func(b driver.Batch, r postVerdictRow) error {
 		return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Label, r.Band, r.TruthPercent, r.Confidence, r.ConfidenceBand,
 			r.Caps, r.ClaimCount, r.CaveatCount, r.SourceCount, r.FromSearch, r.VerdictAt, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	return p.insertCohorts(ctx, s)
+}
+
+// insertCohorts writes the rows of configurations, experiments, appeals
+// and exchanges.
+func (p *Projector) insertCohorts(ctx context.Context, s *rowSet) error {
+	if err := insertChunks(ctx, p.conn, p.insertRows, "configurations", s.configurations, func(b driver.Batch, r configurationRow) error {
+		return b.Append(r.EventID, r.ConfigurationID, r.Name, r.Provider, r.Model, r.ValidatorModel, r.InvestigatorPrompt,
+			r.ValidatorPrompt, r.Policy, r.AuthorContext, r.Operator, r.DeclaredAt, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	if err := insertChunks(ctx, p.conn, p.insertRows, "experiments", s.experiments, func(b driver.Batch, r experimentRow) error {
+		return b.Append(r.EventID, r.ExperimentID, r.Kind, r.Name, r.ControlConfigurationID, r.CandidateConfigurationID,
+			r.CandidateShareBP, r.Operator, r.EventTime, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	if err := insertChunks(ctx, p.conn, p.insertRows, "appeals", s.appeals, func(b driver.Batch, r appealRow) error {
+		return b.Append(r.EventID, r.AppealID, r.Kind, r.ClaimID, r.InvestigationID, r.Role, r.URLCount, r.Outcome,
+			r.PolicyVersion, r.EventTime, r.partition, r.offset)
+	}); err != nil {
+		return err
+	}
+	return insertChunks(ctx, p.conn, p.insertRows, "exchanges", s.exchanges, func(b driver.Batch, r exchangeRow) error {
+		return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.Stage, r.Round, r.Provider, r.Model, r.HTTPStatus,
+			r.Failed, r.DurationMS, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.ReasoningTokens, r.TotalTokens,
+			r.RecordedAt, r.partition, r.offset)
 	})
 }
 
@@ -459,11 +490,12 @@ const parkedColumns = "topic, log_partition, log_offset, event_id, event_type, c
 
 // columns lists each table's inserted columns, in Append order.
 var columns = map[string]string{
-	"post_versions":  "event_id, post_id, post_version_id, platform, external_id, url, version_hash, author_id, author_platform_user_id, author_display_name, provenance, word_count, reporter_key_hash, registered_at, log_partition, log_offset",
-	"views":          "event_id, post_id, post_version_id, platform, viewer_kind, authenticated, viewed_at, viewed_on, log_partition, log_offset",
-	"investigations": "event_id, investigation_id, post_id, post_version_id, status, platform, source, unique_view_score, provenance, prompt_version, provider, model, claim_count, failure_reason, attempts, series, event_time, log_partition, log_offset",
-	"claims":         "event_id, claim_id, investigation_id, post_id, post_version_id, position, text, summary, source_count, published_at, log_partition, log_offset",
-	"attempts":       "event_id, investigation_id, series, attempt, prompt_name, prompt_version, prompt_sha256, provider, model, credential, started_at, log_partition, log_offset",
+	"post_versions": "event_id, post_id, post_version_id, platform, external_id, url, version_hash, author_id, author_platform_user_id, author_display_name, provenance, word_count, reporter_key_hash, registered_at, log_partition, log_offset",
+	"views":         "event_id, post_id, post_version_id, platform, viewer_kind, authenticated, viewed_at, viewed_on, log_partition, log_offset",
+	"investigations": "event_id, investigation_id, post_id, post_version_id, status, platform, source, unique_view_score, provenance, prompt_version, provider, model, claim_count, failure_reason, attempts, series, " +
+		"configuration_id, experiment_id, arm, supersedes, event_time, log_partition, log_offset",
+	"claims":   "event_id, claim_id, investigation_id, post_id, post_version_id, position, text, summary, source_count, published_at, log_partition, log_offset",
+	"attempts": "event_id, investigation_id, series, attempt, prompt_name, prompt_version, prompt_sha256, provider, model, credential, started_at, log_partition, log_offset",
 	"claim_assessments": "event_id, submission_id, investigation_id, series, attempt, causal, e_max, e_mean3, c_max, agree_dom, rel_avg, rec_max, num_ok, raw, score, verdict, " +
 		"gate4, gate4_sources, gate4_quality, gate4_agreement, registry_version, policy_version, publish_mode, published, reason, failed, " +
 		"query_count, query_errors, source_count, dropped_count, stance_provider, stance_model, stance_prompt_version, assessed_at, log_partition, log_offset",
@@ -473,6 +505,13 @@ var columns = map[string]string{
 	"analysis_attempts": "event_id, analysis_id, attempt, prompts, provider, model, registry_version, policy_version, rubric_version, started_at, log_partition, log_offset",
 	"post_verdicts": "event_id, analysis_id, attempt, label, band, truth_percent, confidence, confidence_band, caps, claim_count, caveat_count, " +
 		"source_count, from_search, verdict_at, log_partition, log_offset",
+	"configurations": "event_id, configuration_id, name, provider, model, validator_model, investigator_prompt, validator_prompt, policy, " +
+		"author_context, operator, declared_at, log_partition, log_offset",
+	"experiments": "event_id, experiment_id, kind, name, control_configuration_id, candidate_configuration_id, candidate_share_bp, operator, " +
+		"event_time, log_partition, log_offset",
+	"appeals": "event_id, appeal_id, kind, claim_id, investigation_id, role, url_count, outcome, policy_version, event_time, log_partition, log_offset",
+	"exchanges": "event_id, investigation_id, series, attempt, stage, round, provider, model, http_status, failed, duration_ms, input_tokens, " +
+		"cached_input_tokens, output_tokens, reasoning_tokens, total_tokens, recorded_at, log_partition, log_offset",
 }
 
 func insertChunks[R any](ctx context.Context, conn driver.Conn, size int, table string, rows []R, appendRow func(driver.Batch, R) error) error {

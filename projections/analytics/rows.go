@@ -41,7 +41,50 @@ type investigationRow struct {
 	ClaimCount                                      uint32
 	FailureReason                                   string
 	Attempts, Series                                uint32
+	ConfigurationID, ExperimentID, Arm, Supersedes  string
 	EventTime                                       time.Time
+	position
+}
+
+type configurationRow struct {
+	EventID, ConfigurationID, Name                                       string
+	Provider, Model, ValidatorModel, InvestigatorPrompt, ValidatorPrompt string
+	Policy                                                               string
+	AuthorContext                                                        bool
+	Operator                                                             string
+	DeclaredAt                                                           time.Time
+	position
+}
+
+type experimentRow struct {
+	EventID, ExperimentID, Kind, Name                string
+	ControlConfigurationID, CandidateConfigurationID string
+	CandidateShareBP                                 uint16
+	Operator                                         string
+	EventTime                                        time.Time
+	position
+}
+
+type appealRow struct {
+	EventID, AppealID, Kind, ClaimID, InvestigationID, Role string
+	URLCount                                                uint32
+	Outcome, PolicyVersion                                  string
+	EventTime                                               time.Time
+	position
+}
+
+type exchangeRow struct {
+	EventID, InvestigationID                     string
+	Series, Attempt                              uint64
+	Stage                                        string
+	Round                                        uint32
+	Provider, Model                              string
+	HTTPStatus                                   int32
+	Failed                                       bool
+	DurationMS                                   int64
+	InputTokens, CachedInputTokens, OutputTokens int64
+	ReasoningTokens, TotalTokens                 int64
+	RecordedAt                                   time.Time
 	position
 }
 
@@ -150,6 +193,14 @@ const (
 	StatusFailed    = "FAILED"
 )
 
+// Kinds of experiments and appeals rows: which event a row is.
+const (
+	ExperimentStarted = "STARTED"
+	ExperimentStopped = "STOPPED"
+	AppealFiled       = "FILED"
+	AppealDecided     = "DECIDED"
+)
+
 // rowSet is the rows of one batch of events, per table.
 type rowSet struct {
 	postVersions      []postVersionRow
@@ -162,6 +213,10 @@ type rowSet struct {
 	analyses          []analysisRow
 	analysisAttempts  []analysisAttemptRow
 	postVerdicts      []postVerdictRow
+	configurations    []configurationRow
+	experiments       []experimentRow
+	appeals           []appealRow
+	exchanges         []exchangeRow
 }
 
 // merge appends o's rows.
@@ -176,6 +231,10 @@ func (s *rowSet) merge(o *rowSet) {
 	s.analyses = append(s.analyses, o.analyses...)
 	s.analysisAttempts = append(s.analysisAttempts, o.analysisAttempts...)
 	s.postVerdicts = append(s.postVerdicts, o.postVerdicts...)
+	s.configurations = append(s.configurations, o.configurations...)
+	s.experiments = append(s.experiments, o.experiments...)
+	s.appeals = append(s.appeals, o.appeals...)
+	s.exchanges = append(s.exchanges, o.exchanges...)
 }
 
 // handledTypes are the stored event types the projection reads (v1 views are
@@ -195,6 +254,14 @@ var handledTypes = map[string]bool{
 	events.TypeAnalysisRequestedV1:      true,
 	events.TypeAnalysisAttemptStartedV1: true,
 	events.TypeAnalysisPostVerdictV1:    true,
+	// Configurations, experiments and appeals: the cohorts the
+	// experiment views compare; exchanges give tokens and model time.
+	events.TypeConfigurationDeclaredV1:         true,
+	events.TypeExperimentStartedV1:             true,
+	events.TypeExperimentStoppedV1:             true,
+	events.TypeAppealFiledV1:                   true,
+	events.TypeAppealDecidedV1:                 true,
+	events.TypeInvestigationExchangeRecordedV1: true,
 }
 
 // Handles reports whether the projection reads events of the stored type t.
@@ -263,12 +330,13 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 	case *events.InvestigationRequestedV1:
 		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
 			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusRequested, Platform: p.Platform,
-			Source: p.Source, UniqueViewScore: p.UniqueViewScore, EventTime: at, position: pos})
+			Source: p.Source, UniqueViewScore: p.UniqueViewScore, ConfigurationID: p.ConfigurationID,
+			ExperimentID: p.ExperimentID, Arm: p.Arm, Supersedes: p.Supersedes, EventTime: at, position: pos})
 	case *events.InvestigationCompletedV1:
 		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
 			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusCompleted, Provenance: p.Provenance,
 			PromptVersion: p.PromptVersion, Provider: p.Provider, Model: p.Model, ClaimCount: toUint32(len(p.Claims)),
-			Series: toUint32(p.Series), EventTime: at, position: pos})
+			Series: toUint32(p.Series), ConfigurationID: p.ConfigurationID, EventTime: at, position: pos})
 		for i, c := range p.Claims {
 			s.claims = append(s.claims, claimRow{EventID: ev.ID, ClaimID: c.ID, InvestigationID: p.InvestigationID,
 				PostID: p.PostID, PostVersionID: p.PostVersionID, Position: uint16(i), Text: c.Text, Summary: c.Summary,
@@ -278,7 +346,7 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 		s.investigations = append(s.investigations, investigationRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
 			PostID: p.PostID, PostVersionID: p.PostVersionID, Status: StatusFailed, Provenance: p.Provenance,
 			FailureReason: p.Reason, Attempts: toUint32(p.Attempts), Series: toUint32(p.Series),
-			EventTime: at, position: pos})
+			ConfigurationID: p.ConfigurationID, EventTime: at, position: pos})
 	case *events.InvestigationAttemptStartedV1:
 		s.attempts = append(s.attempts, attemptRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
 			Series: toUint64(p.Series), Attempt: toUint64(p.Attempt), PromptName: p.Prompt.Name,
@@ -314,6 +382,34 @@ func (s *rowSet) add(ev events.Event, pos position) error {
 			}
 		}
 		s.postVerdicts = append(s.postVerdicts, r)
+	case *events.ConfigurationDeclaredV1:
+		c := p.Configuration
+		s.configurations = append(s.configurations, configurationRow{EventID: ev.ID, ConfigurationID: p.ConfigurationID,
+			Name: c.Name, Provider: c.Provider, Model: c.Model, ValidatorModel: c.ValidatorModel,
+			InvestigatorPrompt: c.InvestigatorPrompt, ValidatorPrompt: c.ValidatorPrompt, Policy: c.Policy,
+			AuthorContext: c.AuthorContext, Operator: p.Operator, DeclaredAt: at, position: pos})
+	case *events.ExperimentStartedV1:
+		s.experiments = append(s.experiments, experimentRow{EventID: ev.ID, ExperimentID: p.ExperimentID, Kind: ExperimentStarted,
+			Name: p.Name, ControlConfigurationID: p.ControlConfigurationID, CandidateConfigurationID: p.CandidateConfigurationID,
+			CandidateShareBP: uint16(min(max(p.CandidateShareBP, 0), events.MaxShareBasisPoints)), Operator: p.Operator,
+			EventTime: at, position: pos})
+	case *events.ExperimentStoppedV1:
+		s.experiments = append(s.experiments, experimentRow{EventID: ev.ID, ExperimentID: p.ExperimentID, Kind: ExperimentStopped,
+			Operator: p.Operator, EventTime: at, position: pos})
+	case *events.AppealFiledV1:
+		s.appeals = append(s.appeals, appealRow{EventID: ev.ID, AppealID: p.AppealID, Kind: AppealFiled, ClaimID: p.ClaimID,
+			InvestigationID: p.InvestigationID, Role: p.Role, URLCount: toUint32(len(p.URLs)), EventTime: at, position: pos})
+	case *events.AppealDecidedV1:
+		s.appeals = append(s.appeals, appealRow{EventID: ev.ID, AppealID: p.AppealID, Kind: AppealDecided, ClaimID: p.ClaimID,
+			InvestigationID: p.InvestigationID, Outcome: p.Outcome, PolicyVersion: p.PolicyVersion, EventTime: at, position: pos})
+	case *events.InvestigationExchangeRecordedV1:
+		u := p.Usage
+		s.exchanges = append(s.exchanges, exchangeRow{EventID: ev.ID, InvestigationID: p.InvestigationID,
+			Series: toUint64(p.Series), Attempt: toUint64(p.Attempt), Stage: p.Stage, Round: toUint32(p.Round),
+			Provider: p.Provider, Model: p.Model, HTTPStatus: int32(min(max(p.HTTPStatus, math.MinInt32), math.MaxInt32)),
+			Failed: p.Error != nil, DurationMS: p.DurationMS, InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens,
+			OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningTokens, TotalTokens: u.TotalTokens,
+			RecordedAt: at, position: pos})
 	default:
 		return fmt.Errorf("metrics: unexpected payload %T", ev.Payload)
 	}

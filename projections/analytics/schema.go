@@ -23,7 +23,7 @@ var migrationFiles embed.FS
 // Tables are the projection's data tables in dump order. _positions and
 // _migrations are bookkeeping and not part of the read model.
 var Tables = []string{"post_versions", "views", "investigations", "claims", "attempts", "claim_assessments", "assessment_sources",
-	"analyses", "analysis_attempts", "post_verdicts"}
+	"analyses", "analysis_attempts", "post_verdicts", "configurations", "experiments", "appeals", "exchanges"}
 
 var databaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 

@@ -15,8 +15,9 @@ import (
 // producer) counts once. Build is pure: the same records give the same
 // trail.
 func Build(investigationID string, recs []Record, post *PostVersion) (*Trail, error) {
-	t := &Trail{InvestigationID: investigationID, PostVersion: post,
-		Requests: []Request{}, UserKeys: []UserKey{}, Attempts: []*Attempt{}, Failures: []Failure{}}
+	t := &Trail{InvestigationID: investigationID, PostVersion: post, SupersededBy: []string{},
+		Configuration: Configuration{Name: events.DefaultConfigurationName},
+		Requests:      []Request{}, UserKeys: []UserKey{}, Attempts: []*Attempt{}, Failures: []Failure{}}
 	b := builder{t: t, attempts: map[attemptKey]*Attempt{}, submissions: map[string]*Submission{},
 		pendingExchanges: map[string][]*Exchange{}, pendingAttempt: map[string]*Attempt{}}
 	seen := map[string]bool{}
@@ -52,6 +53,18 @@ func Build(investigationID string, recs []Record, post *PostVersion) (*Trail, er
 		t.Usage.add(a.Usage)
 	}
 	return t, nil
+}
+
+// configurationOf names the configuration a request recorded.
+func configurationOf(id string, spec *events.AnalysisConfigurationV1) Configuration {
+	c := Configuration{ID: id, Spec: spec}
+	switch {
+	case spec != nil:
+		c.Name = spec.Name
+	case id == events.DefaultConfigurationID:
+		c.Name = events.DefaultConfigurationName
+	}
+	return c
 }
 
 type attemptKey struct{ series, attempt int }
@@ -125,7 +138,14 @@ func (b *builder) apply(r Record) error {
 	case *events.InvestigationRequestedV1:
 		b.identify(p.PostID, p.PostVersionID, p.Platform, p.ExternalID)
 		t.Requests = append(t.Requests, Request{Step: step, Source: p.Source, RequesterKey: p.RequesterKey,
-			UniqueViewScore: p.UniqueViewScore, VersionHash: p.VersionHash})
+			UniqueViewScore: p.UniqueViewScore, VersionHash: p.VersionHash, ConfigurationID: p.ConfigurationID,
+			Supersedes: p.Supersedes, ExperimentID: p.ExperimentID, Arm: p.Arm})
+		if len(t.Requests) == 1 {
+			// The first request decided; a repeated one names the same
+			// investigation, so the same configuration.
+			t.Configuration = configurationOf(p.ConfigurationID, p.Configuration)
+			t.Supersedes, t.ExperimentID, t.Arm = p.Supersedes, p.ExperimentID, p.Arm
+		}
 		if t.Status == "" || (t.Status == events.StatusFailed && p.Source == events.RequestSourceInvestigateNow) {
 			t.Status = events.StatusPending
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,7 +68,16 @@ func ReadLog(ctx context.Context, src LogSource, investigationID string) (*Trail
 		}
 		post = FoldPostVersion(versionID, postRecs)
 	}
-	return Build(investigationID, invRecs, post)
+	t, err := Build(investigationID, invRecs, post)
+	if err != nil {
+		return nil, err
+	}
+	if versionID != "" {
+		if t.SupersededBy, err = supersededByFromLog(ctx, cl, src, investigationID, versionID); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // ReadAnalysisLog reads the trail of one verdict analysis straight from
@@ -135,6 +145,13 @@ func PartitionOf(key string, n int) int32 {
 // its last stable offset now, and decodes the records keyed key whose
 // (current) type keep accepts.
 func readKey(ctx context.Context, cl *kgo.Client, brokers []string, reg *events.Registry, topic, key string, keep func(string) bool) ([]Record, error) {
+	return readKeys(ctx, cl, brokers, reg, topic, map[string]bool{key: true}, keep)
+}
+
+// readKeys is readKey for a set of keys: each partition one of them maps
+// to is read once; records come partition by partition, in log order
+// within each.
+func readKeys(ctx context.Context, cl *kgo.Client, brokers []string, reg *events.Registry, topic string, keys map[string]bool, keep func(string) bool) ([]Record, error) {
 	adm := kadm.NewClient(cl)
 	details, err := adm.ListTopics(ctx, topic)
 	if err != nil {
@@ -144,7 +161,10 @@ func readKey(ctx context.Context, cl *kgo.Client, brokers []string, reg *events.
 	if !ok || d.Err != nil || len(d.Partitions) == 0 {
 		return nil, fmt.Errorf("topic %s does not exist", topic)
 	}
-	part := PartitionOf(key, len(d.Partitions))
+	parts := map[int32]bool{}
+	for k := range keys {
+		parts[PartitionOf(k, len(d.Partitions))] = true
+	}
 	starts, err := adm.ListStartOffsets(ctx, topic)
 	if err != nil {
 		return nil, fmt.Errorf("start offsets of %s: %w", topic, err)
@@ -154,16 +174,33 @@ func readKey(ctx context.Context, cl *kgo.Client, brokers []string, reg *events.
 	if err != nil {
 		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
 	}
-	start, okS := starts.Lookup(topic, part)
-	end, okE := ends.Lookup(topic, part)
-	if !okS || !okE || start.Err != nil || end.Err != nil {
-		return nil, fmt.Errorf("offsets of %s[%d] unavailable", topic, part)
+	var out []Record
+	for part := range int32(len(d.Partitions)) { //nolint:gosec // G115: a partition count, which Kafka keeps in int32
+		if !parts[part] {
+			continue
+		}
+		start, okS := starts.Lookup(topic, part)
+		end, okE := ends.Lookup(topic, part)
+		if !okS || !okE || start.Err != nil || end.Err != nil {
+			return nil, fmt.Errorf("offsets of %s[%d] unavailable", topic, part)
+		}
+		if end.Offset <= start.Offset {
+			continue
+		}
+		recs, err := readPartition(ctx, brokers, reg, topic, part, start.Offset, end.Offset, keys, keep)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
 	}
-	if end.Offset <= start.Offset {
-		return nil, nil
-	}
+	return out, nil
+}
+
+// readPartition reads [start, end) of one partition.
+func readPartition(ctx context.Context, brokers []string, reg *events.Registry, topic string, part int32, start, end int64,
+	keys map[string]bool, keep func(string) bool) ([]Record, error) {
 	opts := append(kafka.ConsumerOpts(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
-		topic: {part: kgo.NewOffset().At(start.Offset)},
+		topic: {part: kgo.NewOffset().At(start)},
 	}))
 	reader, err := kafka.NewClient(brokers, opts...)
 	if err != nil {
@@ -172,11 +209,11 @@ func readKey(ctx context.Context, cl *kgo.Client, brokers []string, reg *events.
 	defer reader.Close()
 
 	var out []Record
-	next := start.Offset
-	for next < end.Offset {
+	next := start
+	for next < end {
 		fs := reader.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading %s[%d]: at offset %d of %d: %w", topic, part, next, end.Offset, err)
+			return nil, fmt.Errorf("reading %s[%d]: at offset %d of %d: %w", topic, part, next, end, err)
 		}
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) {
@@ -188,12 +225,12 @@ func readKey(ctx context.Context, cl *kgo.Client, brokers []string, reg *events.
 			return nil, fmt.Errorf("reading %s[%d]: %w", topic, part, ferr)
 		}
 		for _, rec := range fs.Records() {
-			if rec.Offset >= end.Offset {
-				next = end.Offset
+			if rec.Offset >= end {
+				next = end
 				break
 			}
 			next = rec.Offset + 1
-			if string(rec.Key) != key || !keep(reg.CurrentType(header(rec, events.HeaderType))) {
+			if !keys[string(rec.Key)] || !keep(reg.CurrentType(header(rec, events.HeaderType))) {
 				continue
 			}
 			ev, err := reg.Decode(rec.Value)
@@ -204,6 +241,61 @@ func readKey(ctx context.Context, cl *kgo.Client, brokers []string, reg *events.
 		}
 	}
 	return out, nil
+}
+
+// supersededByFromLog finds the investigations that re-do investigationID
+// of versionID. Their ids derive from (version, configuration), and every
+// configuration an investigation runs under is declared first (the
+// commands refuse anything else), so the candidates are the version's
+// investigation under each declared configuration and under the default;
+// a candidate re-does this one when a request of it names it as superseded.
+func supersededByFromLog(ctx context.Context, cl *kgo.Client, src LogSource, investigationID, versionID string) ([]string, error) {
+	topic := src.Topics.Name(events.TopicInvestigations)
+	control, err := readKey(ctx, cl, src.Brokers, src.Registry, topic, events.ControlSubject,
+		func(t string) bool { return t == events.TypeConfigurationDeclaredV1 })
+	if err != nil {
+		return nil, err
+	}
+	candidates := map[string]bool{events.InvestigationID(versionID): true}
+	for _, r := range control {
+		if p, ok := r.Event.Payload.(*events.ConfigurationDeclaredV1); ok {
+			candidates[events.InvestigationIDFor(versionID, p.ConfigurationID)] = true
+		}
+	}
+	delete(candidates, investigationID)
+	recs, err := readKeys(ctx, cl, src.Brokers, src.Registry, topic, candidates,
+		func(t string) bool { return t == events.TypeInvestigationRequestedV1 })
+	if err != nil {
+		return nil, err
+	}
+	return supersedingOf(investigationID, recs), nil
+}
+
+// supersedingOf lists, oldest first request first, the investigations
+// whose requests among recs name investigationID as superseded.
+func supersedingOf(investigationID string, recs []Record) []string {
+	first := map[string]Record{}
+	for _, r := range recs {
+		p, ok := r.Event.Payload.(*events.InvestigationRequestedV1)
+		if !ok || p.Supersedes != investigationID || p.InvestigationID == investigationID {
+			continue
+		}
+		if seen, ok := first[p.InvestigationID]; !ok || r.Event.Time.Before(seen.Event.Time) {
+			first[p.InvestigationID] = r
+		}
+	}
+	out := make([]string, 0, len(first))
+	for id := range first {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := first[out[i]].Event.Time, first[out[j]].Event.Time
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return out[i] < out[j]
+	})
+	return out
 }
 
 func header(rec *kgo.Record, k string) string {

@@ -96,6 +96,11 @@ func (a *Applier) ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []pgproj.P
 			b.Queue(`INSERT INTO audit_events (event_id, investigation_id, topic, partition, kafka_offset, event_type, event_time, envelope)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_id) DO NOTHING`,
 				ev.ID, ev.Subject, pe.Topic, pe.Partition, pe.Offset, ev.Type(), ev.Time, msg.Value)
+			if p, ok := ev.Payload.(*events.InvestigationRequestedV1); ok && p.Supersedes != "" && p.Supersedes != p.InvestigationID {
+				b.Queue(`INSERT INTO audit_supersessions (superseded, investigation_id, requested_at) VALUES ($1, $2, $3)
+					ON CONFLICT (superseded, investigation_id) DO UPDATE SET requested_at = LEAST(audit_supersessions.requested_at, EXCLUDED.requested_at)`,
+					p.Supersedes, p.InvestigationID, ev.Time)
+			}
 		}
 	}
 	if len(versions) > 0 {
@@ -217,7 +222,19 @@ func (r *Reader) FullTrail(ctx context.Context, investigationID string) (*Trail,
 			post = pv
 		}
 	}
-	return Build(investigationID, recs, post)
+	t, err := Build(investigationID, recs, post)
+	if err != nil {
+		return nil, err
+	}
+	rows, err = tx.Query(ctx, `SELECT investigation_id::text FROM audit_supersessions WHERE superseded = $1
+		ORDER BY requested_at, investigation_id`, investigationID)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read supersessions: %w", err)
+	}
+	if t.SupersededBy, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return nil, fmt.Errorf("audit: read supersessions: %w", err)
+	}
+	return t, nil
 }
 
 // Trail is the public trail of a COMPLETE investigation (see

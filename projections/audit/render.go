@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/errata-dev/errata/events"
 )
 
 // JSON renders the trail as indented JSON (field order as declared), with
@@ -60,6 +62,37 @@ func Text(w io.Writer, t *Trail) error {
 			r.kv("anomaly", fmt.Sprintf("%s %s: observed %q, server %q", a.Kind, a.Field, a.ObservedValue, a.ServerValue))
 			r.step(2, a.Step)
 		}
+	}
+
+	r.section("Configuration")
+	c := t.Configuration
+	switch {
+	case c.Spec != nil:
+		r.kv("name", fmt.Sprintf("%s (%s)", c.Name, c.ID))
+		sp := c.Spec
+		r.kv("model", sp.Model)
+		if sp.ValidatorModel != "" {
+			r.kv("validator model", sp.ValidatorModel)
+		}
+		if sp.Provider != "" {
+			r.kv("provider", sp.Provider)
+		}
+		r.kv("prompts", fmt.Sprintf("investigator %s, validator %s", sp.InvestigatorPrompt, sp.ValidatorPrompt))
+		r.kv("policy", sp.Policy)
+		r.kv("author context", fmt.Sprint(sp.AuthorContext))
+	case c.ID == events.DefaultConfigurationID:
+		r.kv("name", c.Name+" (the worker's own settings)")
+	default:
+		r.kv("name", fmt.Sprintf("(not in this trail) %s", c.ID))
+	}
+	if t.ExperimentID != "" {
+		r.kv("experiment", fmt.Sprintf("%s, arm %s", t.ExperimentID, t.Arm))
+	}
+	if t.Supersedes != "" {
+		r.kv("supersedes", t.Supersedes)
+	}
+	for _, id := range t.SupersededBy {
+		r.kv("superseded by", id)
 	}
 
 	r.section("Requests")

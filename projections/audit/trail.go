@@ -61,12 +61,25 @@ type Trail struct {
 	Platform        string       `json:"platform"`
 	ExternalID      string       `json:"external_id,omitempty"`
 	PostVersion     *PostVersion `json:"post_version"`
-	Requests        []Request    `json:"requests"`
-	UserKeys        []UserKey    `json:"user_keys"`
-	Input           *Input       `json:"input"`
-	Attempts        []*Attempt   `json:"attempts"`
-	Result          *Result      `json:"result"`
-	Failures        []Failure    `json:"failures"`
+	// Configuration is the analysis configuration the investigation runs
+	// under (from its request).
+	Configuration Configuration `json:"configuration"`
+	// Supersedes is the investigation of the same post version this one
+	// re-does ("" for none); SupersededBy the investigations that re-do
+	// this one, oldest request first (the chain both ways). Old
+	// investigations are never changed: the links are new requests.
+	Supersedes   string   `json:"supersedes,omitempty"`
+	SupersededBy []string `json:"superseded_by"`
+	// ExperimentID and Arm record the experiment that chose the
+	// configuration, when one ran.
+	ExperimentID string     `json:"experiment_id,omitempty"`
+	Arm          string     `json:"arm,omitempty"`
+	Requests     []Request  `json:"requests"`
+	UserKeys     []UserKey  `json:"user_keys"`
+	Input        *Input     `json:"input"`
+	Attempts     []*Attempt `json:"attempts"`
+	Result       *Result    `json:"result"`
+	Failures     []Failure  `json:"failures"`
 	// Usage sums the tokens of every exchange of every attempt.
 	Usage Usage `json:"usage"`
 	// Steps counts the investigation's events the trail was built from.
@@ -103,10 +116,25 @@ type Anomaly struct {
 	ServerValue   string `json:"server_value"`
 }
 
+// Configuration names an analysis configuration: the default one (id "",
+// the worker's own settings, Spec nil) or a declared one with its settings.
+type Configuration struct {
+	ID   string                          `json:"id"`
+	Name string                          `json:"name"`
+	Spec *events.AnalysisConfigurationV1 `json:"spec"`
+}
+
 // Request is one investigation.requested event: who or what asked.
 type Request struct {
 	Step   Step   `json:"step"`
 	Source string `json:"source"`
+	// ConfigurationID, Supersedes, ExperimentID and Arm are what the
+	// request recorded (empty: the default configuration, no link, no
+	// experiment).
+	ConfigurationID string `json:"configuration_id,omitempty"`
+	Supersedes      string `json:"supersedes,omitempty"`
+	ExperimentID    string `json:"experiment_id,omitempty"`
+	Arm             string `json:"arm,omitempty"`
 	// RequesterKey is the keyed hash (HMAC) of an investigateNow caller.
 	RequesterKey    string `json:"requester_key,omitempty"`
 	UniqueViewScore int64  `json:"unique_view_score,omitempty"`

@@ -55,7 +55,7 @@ func (a *Applier) Handles(t string) bool {
 		events.TypeInvestigationClaimValidatedV1, events.TypeInvestigationClaimAssessedV1:
 		return true
 	}
-	return isAnalysisType(t)
+	return isAnalysisType(t) || isControlOrAppealType(t)
 }
 
 var _ pgproj.PositionedApplier = (*Applier)(nil)
@@ -86,6 +86,12 @@ func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned)
 		ev := pe.Event
 		if isAnalysisType(ev.Type()) {
 			if err := queueAnalysisEvent(b, pe); err != nil {
+				return err
+			}
+			continue
+		}
+		if isControlOrAppealType(ev.Type()) {
+			if err := queueControlOrAppeal(b, ev); err != nil {
 				return err
 			}
 			continue

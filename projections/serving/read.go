@@ -80,8 +80,9 @@ func (r *Reader) PostStats(ctx context.Context, postID string) (PostStats, error
 	return s, nil
 }
 
-// VersionStatus is a registered version with the state of its own
-// investigation (never another version's: strict version rule).
+// VersionStatus is a registered version with the state of its own visible
+// investigation (never another version's: strict version rule; see
+// visible.go).
 type VersionStatus struct {
 	Version
 	// InvestigationID and InvestigationStatus are empty when the version
@@ -91,7 +92,11 @@ type VersionStatus struct {
 	// InvestigationProvenance is the provenance of the content the
 	// investigation read; empty until it has run.
 	InvestigationProvenance string
-	// Claims are the published claims when the status is COMPLETE.
+	// InvestigationConfigurationID is the configuration of the
+	// investigation ("": the default).
+	InvestigationConfigurationID string
+	// Claims are the published claims, less the retracted ones, when the
+	// status is COMPLETE.
 	Claims []Claim
 	// PendingClaims (submitted, not yet validated) and ConfirmedClaims
 	// (approved by the validator) of the running attempt, while PENDING or
@@ -99,9 +104,9 @@ type VersionStatus struct {
 	PendingClaims, ConfirmedClaims []Claim
 	// CheckedAt is when the investigation completed or failed.
 	CheckedAt *time.Time
-	// Prior is the latest complete SERVER_VERIFIED investigation of another
-	// version of the same post, offered as interim context (spec 2.8); nil
-	// when there is none.
+	// Prior is the latest complete SERVER_VERIFIED visible investigation
+	// of another version of the same post, offered as interim context
+	// (spec 2.8); nil when there is none.
 	Prior *Prior
 }
 
@@ -113,18 +118,32 @@ type Claim struct {
 	Summary   string
 	Reasoning string
 	Sources   []events.SourceV1
+	// Retraction is set on a retracted claim, which only the history
+	// (ClaimsOfInvestigations) returns.
+	Retraction *Retraction
+}
+
+// Retraction is the appeal decision that withdrew a claim.
+type Retraction struct {
+	AppealID string
+	Reason   string
+	At       time.Time
 }
 
 // Prior is another version's verified result.
 type Prior struct {
 	InvestigationID string
+	// ConfigurationID is the prior investigation's configuration ("": the
+	// default).
+	ConfigurationID string
 	Claims          []Claim
 }
 
-// claimsOf loads an investigation's claims in their published order.
+// claimsOf loads an investigation's current claims (the retracted ones
+// left out) in their published order.
 func (r *Reader) claimsOf(ctx context.Context, investigationID string) ([]Claim, error) {
 	rows, err := r.pool.Query(ctx, `SELECT id::text, text, context, summary, reasoning, sources
-		FROM claims WHERE investigation_id = $1 ORDER BY ord`, investigationID)
+		FROM claims WHERE investigation_id = $1 AND retracted_at IS NULL ORDER BY ord`, investigationID)
 	if err != nil {
 		return nil, fmt.Errorf("claims of %s: %w", investigationID, err)
 	}
@@ -145,13 +164,13 @@ func (r *Reader) claimsOf(ctx context.Context, investigationID string) ([]Claim,
 }
 
 // priorOf finds the interim result for a version: the latest complete
-// SERVER_VERIFIED investigation of another version of the post. A
-// CLIENT_FALLBACK result is never reused.
+// SERVER_VERIFIED visible investigation of another version of the post.
+// A CLIENT_FALLBACK result is never reused.
 func (r *Reader) priorOf(ctx context.Context, postID, versionID string) (*Prior, error) {
-	var id string
-	err := r.pool.QueryRow(ctx, `SELECT id::text FROM investigations
-		WHERE post_id = $1 AND post_version_id <> $2 AND status = 'COMPLETE' AND provenance = $3
-		ORDER BY checked_at DESC, id DESC LIMIT 1`, postID, versionID, events.ProvenanceServerVerified).Scan(&id)
+	var id, configurationID string
+	err := r.pool.QueryRow(ctx, `SELECT prior.id, prior.configuration_id FROM `+
+		priorInvestigationSQL("$1::uuid", "$2::uuid", "$3")+` prior`,
+		postID, versionID, events.ProvenanceServerVerified).Scan(&id, &configurationID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -162,7 +181,7 @@ func (r *Reader) priorOf(ctx context.Context, postID, versionID string) (*Prior,
 	if err != nil {
 		return nil, err
 	}
-	return &Prior{InvestigationID: id, Claims: claims}, nil
+	return &Prior{InvestigationID: id, ConfigurationID: configurationID, Claims: claims}, nil
 }
 
 // VersionKnown reports whether the projection holds a version, with its
@@ -183,20 +202,18 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 	var series, attempt *int
 	// The prior result's id (priorOf's query) comes in the same round trip:
 	// the view path reads a status per request.
-	var priorID *string
+	var priorID, invConfiguration, priorConfiguration *string
 	err := r.pool.QueryRow(ctx, `SELECT pv.id::text, pv.post_id::text, p.platform, p.external_id,
 			pv.version_hash, pv.content_hash, cb.word_count, pv.server_verified_at, i.id::text, i.status, i.provenance,
-			i.checked_at, i.attempt_series, i.attempt, prior.id
+			i.checked_at, i.attempt_series, i.attempt, i.configuration_id, prior.id, prior.configuration_id
 		FROM post_versions pv
 		JOIN posts p ON p.id = pv.post_id
 		JOIN content_blobs cb ON cb.content_hash = pv.content_hash
-		LEFT JOIN investigations i ON i.post_version_id = pv.id
-		LEFT JOIN LATERAL (SELECT pi.id::text AS id FROM investigations pi
-			WHERE pi.post_id = pv.post_id AND pi.post_version_id <> pv.id AND pi.status = 'COMPLETE' AND pi.provenance = $2
-			ORDER BY pi.checked_at DESC, pi.id DESC LIMIT 1) prior ON true
+		LEFT JOIN LATERAL `+visibleInvestigationSQL("pv.id")+` i ON true
+		LEFT JOIN LATERAL `+priorInvestigationSQL("pv.post_id", "pv.id", "$2")+` prior ON true
 		WHERE pv.id = $1`, id, events.ProvenanceServerVerified).Scan(&v.ID, &v.PostID, &v.Platform, &v.ExternalID,
 		&v.VersionHash, &v.ContentHash, &v.WordCount, &v.ServerVerifiedAt, &invID, &invStatus, &invProvenance,
-		&v.CheckedAt, &series, &attempt, &priorID)
+		&v.CheckedAt, &series, &attempt, &invConfiguration, &priorID, &priorConfiguration)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return VersionStatus{}, ErrNotFound
 	}
@@ -208,6 +225,9 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 	}
 	if invProvenance != nil {
 		v.InvestigationProvenance = *invProvenance
+	}
+	if invConfiguration != nil {
+		v.InvestigationConfigurationID = *invConfiguration
 	}
 	if v.InvestigationStatus == events.StatusComplete {
 		if v.Claims, err = r.claimsOf(ctx, v.InvestigationID); err != nil {
@@ -225,7 +245,7 @@ func (r *Reader) VersionStatusByID(ctx context.Context, id string) (VersionStatu
 		if err != nil {
 			return VersionStatus{}, err
 		}
-		v.Prior = &Prior{InvestigationID: *priorID, Claims: claims}
+		v.Prior = &Prior{InvestigationID: *priorID, ConfigurationID: *priorConfiguration, Claims: claims}
 	}
 	return v, nil
 }
@@ -289,15 +309,16 @@ type BatchKey struct {
 
 // BatchStatus is the investigation state of one BatchKey.
 type BatchStatus struct {
-	// Investigated: that exact version has a COMPLETE investigation.
+	// Investigated: that exact version's visible investigation is COMPLETE.
 	Investigated bool
-	// IncorrectClaimCount counts the flagged claims of that investigation.
+	// IncorrectClaimCount counts its flagged claims, less the retracted.
 	IncorrectClaimCount int
 }
 
 // BatchStatuses answers keys in order with one query (no per-key round
 // trips). A version is investigated only when the version itself (post by
-// platform and external id, version by hash) has a COMPLETE investigation.
+// platform and external id, version by hash) has a COMPLETE visible
+// investigation.
 func (r *Reader) BatchStatuses(ctx context.Context, keys []BatchKey) ([]BatchStatus, error) {
 	if len(keys) == 0 {
 		return nil, nil
@@ -308,12 +329,13 @@ func (r *Reader) BatchStatuses(ctx context.Context, keys []BatchKey) ([]BatchSta
 	for i, k := range keys {
 		platforms[i], externalIDs[i], hashes[i] = k.Platform, k.ExternalID, k.VersionHash
 	}
-	rows, err := r.pool.Query(ctx, `SELECT q.ord::int, i.id IS NOT NULL AS investigated,
-			(SELECT count(*) FROM claims c WHERE c.investigation_id = i.id)::int AS incorrect_claims
+	rows, err := r.pool.Query(ctx, `SELECT q.ord::int, COALESCE(i.status = 'COMPLETE', false) AS investigated,
+			(SELECT count(*) FROM claims c WHERE c.investigation_id = i.id AND i.status = 'COMPLETE'
+				AND c.retracted_at IS NULL)::int AS incorrect_claims
 		FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS q(platform, external_id, version_hash, ord)
 		LEFT JOIN posts p ON p.platform = q.platform AND p.external_id = q.external_id
 		LEFT JOIN post_versions pv ON pv.post_id = p.id AND pv.version_hash = q.version_hash
-		LEFT JOIN investigations i ON i.post_version_id = pv.id AND i.status = 'COMPLETE'
+		LEFT JOIN LATERAL `+visibleInvestigationSQL("pv.id")+` i ON true
 		ORDER BY q.ord`, platforms, externalIDs, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("batch status: %w", err)

@@ -11,10 +11,12 @@ import (
 )
 
 // The public GraphQL API's reads. Only COMPLETE investigations are ever
-// returned; everything else reads as not found.
+// returned; everything else reads as not found. They are the history:
+// every complete investigation of a version, visible or not (Visible says
+// which one the extension shows), and claims with their retractions.
 
-// PublicInvestigation is a complete investigation with its post and trust
-// signals.
+// PublicInvestigation is a complete investigation with its post, trust
+// signals and the configuration it ran under.
 type PublicInvestigation struct {
 	ID                 string
 	PostID             string
@@ -30,7 +32,20 @@ type PublicInvestigation struct {
 	PromptVersion      string
 	Provider           string
 	Model              string
-	ClaimCount         int
+	// ClaimCount counts the current claims (the retracted left out).
+	ClaimCount int
+	// ConfigurationName is "" while the configuration is not declared
+	// (a rebuild that applied the investigation first).
+	ConfigurationID     string
+	ConfigurationName   string
+	ConfigurationActive bool
+	Supersedes          string
+	SupersededBy        string
+	ExperimentID        string
+	ExperimentName      string
+	Arm                 string
+	// Visible: the extension shows this investigation for its version.
+	Visible bool
 }
 
 // PublicPost is a post as the public API shows it.
@@ -48,17 +63,26 @@ type PublicAuthor struct {
 	DisplayName string
 }
 
-const publicInvestigationColumns = `i.id::text, i.post_id::text, i.post_version_id::text, pv.content_hash,
+var publicInvestigationColumns = `i.id::text, i.post_id::text, i.post_version_id::text, pv.content_hash,
 	p.platform, p.external_id, p.url, COALESCE(i.provenance, 'CLIENT_FALLBACK'), pv.server_verified_at,
 	(SELECT count(*) FROM version_corroborations vc WHERE vc.post_version_id = pv.id),
 	i.checked_at, COALESCE(i.prompt_version, ''), COALESCE(i.provider, ''), COALESCE(i.model, ''),
-	(SELECT count(*) FROM claims c WHERE c.investigation_id = i.id)`
+	(SELECT count(*) FROM claims c WHERE c.investigation_id = i.id AND c.retracted_at IS NULL),
+	i.configuration_id, COALESCE(ac.name, ''),
+	ac.promotion_rank IS NOT NULL AND ac.name IS NOT NULL AND ac.promotion_rank =
+		(SELECT max(m.promotion_rank) FROM analysis_configurations m WHERE m.name IS NOT NULL),
+	COALESCE(i.supersedes::text, ''),
+	COALESCE((SELECT s.id::text FROM investigations s WHERE s.supersedes = i.id ORDER BY s.queued_at, s.id LIMIT 1), ''),
+	COALESCE(i.experiment_id::text, ''), COALESCE((SELECT e.name FROM experiments e WHERE e.id = i.experiment_id), ''),
+	COALESCE(i.arm, ''),
+	i.id = (SELECT v.id FROM ` + visibleInvestigationSQL("i.post_version_id") + ` v) IS TRUE`
 
 func scanPublicInvestigation(row pgx.Row) (PublicInvestigation, error) {
 	var pi PublicInvestigation
 	err := row.Scan(&pi.ID, &pi.PostID, &pi.PostVersionID, &pi.ContentHash, &pi.Platform, &pi.ExternalID, &pi.URL,
 		&pi.Provenance, &pi.ServerVerifiedAt, &pi.CorroborationCount, &pi.CheckedAt, &pi.PromptVersion,
-		&pi.Provider, &pi.Model, &pi.ClaimCount)
+		&pi.Provider, &pi.Model, &pi.ClaimCount, &pi.ConfigurationID, &pi.ConfigurationName, &pi.ConfigurationActive,
+		&pi.Supersedes, &pi.SupersededBy, &pi.ExperimentID, &pi.ExperimentName, &pi.Arm, &pi.Visible)
 	return pi, err
 }
 
@@ -72,6 +96,7 @@ func (r *Reader) PublicInvestigation(ctx context.Context, id string) (PublicInve
 		FROM investigations i
 		JOIN post_versions pv ON pv.id = i.post_version_id
 		JOIN posts p ON p.id = i.post_id
+		LEFT JOIN analysis_configurations ac ON ac.id = i.configuration_id
 		WHERE i.id = $1 AND i.status = 'COMPLETE'`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return PublicInvestigation{}, ErrNotFound
@@ -98,6 +123,7 @@ func (r *Reader) PublicPostInvestigations(ctx context.Context, platform, externa
 		FROM investigations i
 		JOIN post_versions pv ON pv.id = i.post_version_id
 		JOIN posts p ON p.id = i.post_id
+		LEFT JOIN analysis_configurations ac ON ac.id = i.configuration_id
 		WHERE i.post_id = $1 AND i.status = 'COMPLETE'
 		ORDER BY i.checked_at DESC, i.id`, p.ID)
 	if err != nil {
@@ -116,8 +142,10 @@ func (r *Reader) PublicPostInvestigations(ctx context.Context, platform, externa
 }
 
 // ClaimsOfInvestigations loads the published claims of many investigations
-// in one query, each list in published order. Investigations that are not
-// COMPLETE (or have no claims) map to an empty list.
+// in one query, each list in published order, the retracted ones included
+// with their Retraction (the history; callers showing current claims
+// leave them out). Investigations that are not COMPLETE (or have no
+// claims) map to an empty list.
 func (r *Reader) ClaimsOfInvestigations(ctx context.Context, ids []string) (map[string][]Claim, error) {
 	out := make(map[string][]Claim, len(ids))
 	valid := make([]string, 0, len(ids))
@@ -130,7 +158,8 @@ func (r *Reader) ClaimsOfInvestigations(ctx context.Context, ids []string) (map[
 	if len(valid) == 0 {
 		return out, nil
 	}
-	rows, err := r.pool.Query(ctx, `SELECT c.investigation_id::text, c.id::text, c.text, c.context, c.summary, c.reasoning, c.sources
+	rows, err := r.pool.Query(ctx, `SELECT c.investigation_id::text, c.id::text, c.text, c.context, c.summary, c.reasoning, c.sources,
+			c.retracted_at, COALESCE(c.retracted_by_appeal::text, ''), COALESCE(c.retraction_reason, '')
 		FROM claims c JOIN investigations i ON i.id = c.investigation_id
 		WHERE c.investigation_id = ANY($1::uuid[]) AND i.status = 'COMPLETE'
 		ORDER BY c.investigation_id, c.ord`, valid)
@@ -139,11 +168,16 @@ func (r *Reader) ClaimsOfInvestigations(ctx context.Context, ids []string) (map[
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var inv string
+		var inv, appealID, reason string
 		var c Claim
 		var sources []byte
-		if err := rows.Scan(&inv, &c.ID, &c.Text, &c.Context, &c.Summary, &c.Reasoning, &sources); err != nil {
+		var retractedAt *time.Time
+		if err := rows.Scan(&inv, &c.ID, &c.Text, &c.Context, &c.Summary, &c.Reasoning, &sources,
+			&retractedAt, &appealID, &reason); err != nil {
 			return nil, err
+		}
+		if retractedAt != nil {
+			c.Retraction = &Retraction{AppealID: appealID, Reason: reason, At: *retractedAt}
 		}
 		if err := json.Unmarshal(sources, &c.Sources); err != nil {
 			return nil, fmt.Errorf("claim %s sources: %w", c.ID, err)

@@ -107,11 +107,13 @@ func TestReaderPublic(t *testing.T) {
 		Platform: events.PlatformX, ExternalID: "900", URL: first.URL, Provenance: events.ProvenanceServerVerified,
 		ServerVerifiedAt: ptr(base), CorroborationCount: 2, CheckedAt: base.Add(2 * time.Minute),
 		PromptVersion: "investigator@2", Provider: "openai", Model: "gpt-test", ClaimCount: 2,
+		ConfigurationName: "default", ConfigurationActive: true, Visible: true,
 	}
 	wantEdited := serving.PublicInvestigation{
 		ID: editedID, PostID: edited.PostID, PostVersionID: edited.PostVersionID, ContentHash: edited.ContentHash,
 		Platform: events.PlatformX, ExternalID: "900", URL: edited.URL, Provenance: events.ProvenanceClientFallback,
 		CheckedAt: base.Add(5 * time.Minute), PromptVersion: "investigator@2", Provider: "openai", Model: "gpt-test", ClaimCount: 1,
+		ConfigurationName: "default", ConfigurationActive: true, Visible: true,
 	}
 
 	t.Run("by id", func(t *testing.T) {

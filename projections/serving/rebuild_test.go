@@ -18,7 +18,8 @@ import (
 )
 
 // TestRebuildFromOffsetZeroIsIdentical projects a mixed log live (posts,
-// views, API keys, investigation requests, anomalies), then rebuilds the
+// views, API keys, investigation requests, anomalies, configurations,
+// experiments, re-processings, appeals), then rebuilds the
 // serving projection from offset 0 of the same topics into a fresh schema
 // with a new consumer group, and requires every table to be identical.
 func TestRebuildFromOffsetZeroIsIdentical(t *testing.T) {
@@ -53,8 +54,17 @@ func TestRebuildFromOffsetZeroIsIdentical(t *testing.T) {
 	for i, p := range extra {
 		all = append(all, newEvent(t, p, at.Add(time.Duration(i)*time.Second)))
 	}
+	// Configurations, a promotion, an experiment, re-processed
+	// investigations and appeals: the control events, the investigations
+	// and the appeals land in different partitions of the investigations
+	// topic, so the rebuild applies them in another interleaving.
+	cw := newControlWorld(t)
+	strictID := events.ConfigurationID(cw.strict)
+	control := append(cw.all(), newEvent(t, promoted(strictID, "", false), at.Add(time.Hour)),
+		newEvent(t, started("rebuild-exp", strictID, events.ConfigurationID(cw.cand), 2500), at.Add(time.Hour+time.Second)))
 	s.AppendAndWait(t, all...)
 	require.NoError(t, workload.Verify(context.Background(), s.Pool, w.Expect))
+	s.AppendAndWait(t, control...)
 
 	// Rebuild into schema "rebuild" of the same database.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -97,4 +107,8 @@ func TestRebuildFromOffsetZeroIsIdentical(t *testing.T) {
 	require.NoError(t, <-done)
 
 	require.Equal(t, dumpSchema(t, s.Pool), dumpSchema(t, pool), "a rebuild from offset 0 must equal the live projection")
+	for _, table := range []string{"analysis_configurations", "configuration_promotions", "experiments", "appeals"} {
+		require.NotEmpty(t, (&projection{pool: pool}).texts(t, `SELECT count(*)::text FROM `+table+` HAVING count(*) > 0`), table)
+	}
+	require.Equal(t, []string{"1"}, (&projection{pool: pool}).texts(t, `SELECT count(*)::text FROM claims WHERE retracted_at IS NOT NULL`))
 }

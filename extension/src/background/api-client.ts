@@ -23,6 +23,7 @@ import {
   verdictRequestOutput,
   viewStatus,
 } from "../lib/api-types";
+import { type AppealFileOutput, type AppealInput, type AppealRecord, appealFileOutput, appealRecord } from "../lib/appeals";
 import { hmacSha256Hex } from "../lib/hash";
 import { utf8ByteLength } from "../lib/normalize";
 import type { RegisterObservedVersionInput } from "../lib/platform";
@@ -41,9 +42,10 @@ const DEFAULT_TIMEOUT_MS = 20_000;
 /**
  * The tRPC namespaces: post.* is OpenErrata's wire contract (unchanged);
  * verdict.* is Errata's own (verdict analyses), which OpenErrata's
- * extension never calls. Both carry the same headers.
+ * extension never calls; so is appeal.* (disputes of published claims).
+ * All carry the same headers.
  */
-export type Namespace = "post" | "verdict";
+export type Namespace = "post" | "verdict" | "appeal";
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -69,6 +71,7 @@ export const TRPC_ERROR_CODES = {
   UNAUTHORIZED: -32001,
   FORBIDDEN: -32003,
   NOT_FOUND: -32004,
+  CONFLICT: -32009,
   PRECONDITION_FAILED: -32012,
   PAYLOAD_TOO_LARGE: -32013,
   TOO_MANY_REQUESTS: -32029,
@@ -100,6 +103,19 @@ export class ApiError extends ApiClientError {
   ) {
     super(`${procedure}: ${codeName}: ${serverMessage}`);
   }
+
+  /** Seconds the server asked to wait (Retry-After of a 429 or 503), when it said. */
+  retryAfterSeconds: number | undefined = undefined;
+}
+
+/** Retry-After as seconds: delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d{1,9}$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  if (!/[a-z]/i.test(text) || Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 /** The server no longer accepts this extension version; the user must update it. */
@@ -208,6 +224,16 @@ export class ApiClient {
     return this.query("get", input, verdictJob, {}, "verdict");
   }
 
+  /** appeal.file: disputes a published claim (the same appeal again is answered with duplicate: true). */
+  appealFile(input: AppealInput): Promise<AppealFileOutput> {
+    return this.mutation("file", input, appealFileOutput, {}, "appeal");
+  }
+
+  /** appeal.get: one appeal's state. */
+  appealGet(input: { appealId: string }): Promise<AppealRecord> {
+    return this.query("get", input, appealRecord, {}, "appeal");
+  }
+
   /** GET /health (no version header). Resolves when the server says status "ok". */
   async health(): Promise<{ status: "ok" }> {
     const response = await this.send("health", `${this.baseUrl}/health`, { method: "GET", headers: {} });
@@ -291,7 +317,10 @@ export class ApiClient {
     }
     if (!response.ok) {
       const error = parseErrorEnvelope(procedure, response.status, body);
-      if (error !== null) throw error;
+      if (error !== null) {
+        error.retryAfterSeconds = parseRetryAfter(response.headers.get("retry-after"));
+        throw error;
+      }
       throw new ApiResponseError(procedure, response.status, `not a tRPC error envelope: ${text.slice(0, 200)}`);
     }
     if (!isPlainObject(body) || Object.keys(body).length !== 1 || !isPlainObject(body["result"])) {

@@ -7,15 +7,16 @@
 // storage.session; listeners are registered synchronously at start-up so the
 // events that wake the worker are delivered.
 
-import { isContentMessage, isPopupMessage, isVerdictMessage, MESSAGE_PROTOCOL_VERSION } from "../lib/messages";
+import { isAppealMessage, isContentMessage, isPopupMessage, isVerdictMessage, MESSAGE_PROTOCOL_VERSION } from "../lib/messages";
 import type { GetTabStateResponse } from "../lib/messages";
 import { FEED_PLATFORMS } from "../lib/platform";
 import { loadSettings } from "../lib/settings";
 import { badgeFor, type TabState } from "../lib/tab-state";
 import { ApiClient } from "./api-client";
+import { AppealService } from "./appeals";
 import { BackgroundController, POLL_ALARM } from "./controller";
 import { realTimers } from "../lib/timers";
-import { sessionStore } from "./storage";
+import { ChromeStorageStore, sessionStore } from "./storage";
 import { probeSubstackCustomDomain } from "./substack-injection";
 import { TabStore } from "./tab-store";
 import { readVerdict, startVerdict } from "./verdicts";
@@ -65,6 +66,9 @@ const controller = new BackgroundController({
   },
 });
 
+// Appeals are remembered on this device (storage.local) so a claim's card shows its appeal on the next visit.
+const appeals = new AppealService(api, new ChromeStorageStore(chrome.storage.local), () => Date.now());
+
 chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse) => {
   if (isContentMessage(message)) {
     const tabId = sender.tab?.id;
@@ -93,6 +97,22 @@ chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse) =>
           const response: GetTabStateResponse = { v: MESSAGE_PROTOCOL_VERSION, state: await controller.getState(message.tabId) };
           sendResponse(response);
         }
+      }
+    };
+    void answer();
+    return true; // answered asynchronously
+  }
+  if (isAppealMessage(message)) {
+    const answer = async (): Promise<void> => {
+      switch (message.type) {
+        case "APPEAL_FILE":
+          sendResponse(await appeals.file(message));
+          return;
+        case "APPEAL_GET":
+          sendResponse(await appeals.read(message.claimId, message.appealId));
+          return;
+        case "APPEAL_STATES":
+          sendResponse(await appeals.states(message.claimIds));
       }
     };
     void answer();

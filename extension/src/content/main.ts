@@ -6,6 +6,10 @@
 import {
   isBackgroundMessage,
   MESSAGE_PROTOCOL_VERSION,
+  type AppealFileResponse,
+  type AppealGetResponse,
+  type AppealMessage,
+  type AppealStatesResponse,
   type BackgroundMessage,
   type ContentMessage,
   type VerdictGetResponse,
@@ -17,6 +21,7 @@ import { skipReasonFor } from "../lib/skip";
 import { realTimers } from "../lib/timers";
 import type { VerdictRead } from "../lib/verdict-poller";
 import { feedAdapterForUrl, selectAdapter, type AdapterNotReadyReason, type PlatformAdapter } from "./adapters";
+import { AppealTracker, type AppealTransport } from "./annotate/appeal-tracker";
 import { Annotator } from "./annotate/annotator";
 import { FeedSession, type FeedTransport, type StartAnswer } from "./feed-session";
 
@@ -45,6 +50,33 @@ const feedTransport: FeedTransport = {
     } catch {
       return { ok: false, error: EXTENSION_GONE, permanent: true };
     }
+  },
+};
+
+/** Appeals through the background worker (which holds the API client and remembers each claim's appeal). */
+const appealTransport: AppealTransport = {
+  async file(input): Promise<AppealFileResponse> {
+    const message: AppealMessage = { v: MESSAGE_PROTOCOL_VERSION, type: "APPEAL_FILE", ...input };
+    try {
+      const response = (await chrome.runtime.sendMessage(message)) as AppealFileResponse | undefined;
+      return response?.v === MESSAGE_PROTOCOL_VERSION ? response : { v: MESSAGE_PROTOCOL_VERSION, ok: false, error: EXTENSION_GONE };
+    } catch {
+      return { v: MESSAGE_PROTOCOL_VERSION, ok: false, error: EXTENSION_GONE };
+    }
+  },
+  async read(claimId, appealId): Promise<AppealGetResponse> {
+    const message: AppealMessage = { v: MESSAGE_PROTOCOL_VERSION, type: "APPEAL_GET", claimId, appealId };
+    try {
+      const response = (await chrome.runtime.sendMessage(message)) as AppealGetResponse | undefined;
+      return response?.v === MESSAGE_PROTOCOL_VERSION ? response : { v: MESSAGE_PROTOCOL_VERSION, ok: false, error: EXTENSION_GONE, permanent: true };
+    } catch {
+      return { v: MESSAGE_PROTOCOL_VERSION, ok: false, error: EXTENSION_GONE, permanent: true };
+    }
+  },
+  async states(claimIds): Promise<AppealStatesResponse> {
+    const message: AppealMessage = { v: MESSAGE_PROTOCOL_VERSION, type: "APPEAL_STATES", claimIds };
+    const response = (await chrome.runtime.sendMessage(message)) as AppealStatesResponse | undefined;
+    return response?.v === MESSAGE_PROTOCOL_VERSION && Array.isArray(response.records) ? response : { v: MESSAGE_PROTOCOL_VERSION, records: [] };
   },
 };
 
@@ -131,6 +163,7 @@ class PageSession {
 let session: PageSession | null = null;
 let feedSession: FeedSession | null = null;
 let annotator: Annotator | null = null;
+let appeals: AppealTracker | null = null;
 let pageUrl = "";
 
 function scan(): void {
@@ -138,6 +171,8 @@ function scan(): void {
   session = null;
   annotator?.clear();
   annotator = null;
+  appeals?.stop();
+  appeals = null;
   const url = location.href;
   pageUrl = url;
   // Bluesky and Threads: buttons on every post, for as long as the page lives (in-page navigations included).
@@ -158,10 +193,19 @@ function scan(): void {
   }
   const adapter = selectAdapter(url, document);
   if (adapter === null) return;
+  const tracker = new AppealTracker({
+    transport: appealTransport,
+    timers: realTimers,
+    onDecided(record) {
+      if (record.status === "RETRACTED") annotator?.retract(record.claimId);
+    },
+  });
+  appeals = tracker;
   annotator = new Annotator(adapter, document, {
     report(anchored, unanchored) {
       send({ v: MESSAGE_PROTOCOL_VERSION, type: "CLAIMS_ANCHORED", url, anchored, unanchored });
     },
+    appeals: tracker,
   });
   session = new PageSession(adapter, url);
   session.start();

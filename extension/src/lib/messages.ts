@@ -4,6 +4,7 @@
 
 import type { AdapterNotReadyReason } from "../content/adapters/model";
 import type { AnalysisStatus, Claim, VerdictJob } from "./api-types";
+import type { AppealRecord, AppealRole } from "./appeals";
 import type { Platform, PlatformContent } from "./platform";
 import type { SkipReason } from "./skip";
 import type { TabState } from "./tab-state";
@@ -59,6 +60,27 @@ export type VerdictStartResponse =
 
 export type VerdictGetResponse = { v: 1; ok: true; job: VerdictJob } | { v: 1; ok: false; error: string; permanent: boolean };
 
+/**
+ * Appeals of published claims (issue 18), answered through sendResponse:
+ * the claim panel asks, the background worker calls appeal.* and remembers
+ * each claim's appeal in storage.local.
+ */
+export type AppealMessage =
+  /** File an appeal of a claim (the form's values, checked again by the background). */
+  | { v: 1; type: "APPEAL_FILE"; claimId: string; role: AppealRole; reason: string; urls: string[] }
+  /** Read a claim's appeal once and remember the answer. */
+  | { v: 1; type: "APPEAL_GET"; claimId: string; appealId: string }
+  /** The remembered appeals of these claims. */
+  | { v: 1; type: "APPEAL_STATES"; claimIds: string[] };
+
+export type AppealFileResponse =
+  | { v: 1; ok: true; record: AppealRecord; duplicate: boolean }
+  | { v: 1; ok: false; error: string; retryAfterSeconds?: number };
+
+export type AppealGetResponse = { v: 1; ok: true; record: AppealRecord } | { v: 1; ok: false; error: string; permanent: boolean };
+
+export type AppealStatesResponse = { v: 1; records: AppealRecord[] };
+
 function hasType(message: unknown): message is { v: unknown; type: unknown } {
   return typeof message === "object" && message !== null && "v" in message && "type" in message;
 }
@@ -66,6 +88,7 @@ function hasType(message: unknown): message is { v: unknown; type: unknown } {
 const CONTENT_TYPES = new Set(["PAGE_CONTENT", "PAGE_SKIPPED", "PAGE_UNAVAILABLE", "CLAIMS_ANCHORED"]);
 const POPUP_TYPES = new Set(["GET_TAB_STATE", "INVESTIGATE_NOW", "RECHECK"]);
 const VERDICT_TYPES = new Set(["VERDICT_START", "VERDICT_GET", "VERDICT_FOR_TAB"]);
+const APPEAL_TYPES = new Set(["APPEAL_FILE", "APPEAL_GET", "APPEAL_STATES"]);
 const BACKGROUND_TYPES = new Set(["RESCAN", "SHOW_CLAIMS", "SET_VISIBILITY", "FOCUS_CLAIM"]);
 
 export function isContentMessage(message: unknown): message is ContentMessage {
@@ -91,6 +114,20 @@ export function isVerdictMessage(message: unknown): message is VerdictMessage {
       return typeof m["analysisId"] === "string" && (m["tabId"] === undefined || typeof m["tabId"] === "number");
     default:
       return typeof m["tabId"] === "number";
+  }
+}
+
+/** Only the shape; the background checks the appeal itself (checkAppealInput) before sending it. */
+export function isAppealMessage(message: unknown): message is AppealMessage {
+  if (!hasType(message) || message.v !== MESSAGE_PROTOCOL_VERSION || !APPEAL_TYPES.has(String(message.type))) return false;
+  const m = message as Record<string, unknown>;
+  switch (m["type"]) {
+    case "APPEAL_FILE":
+      return typeof m["claimId"] === "string" && typeof m["reason"] === "string" && Array.isArray(m["urls"]);
+    case "APPEAL_GET":
+      return typeof m["claimId"] === "string" && typeof m["appealId"] === "string";
+    default:
+      return Array.isArray(m["claimIds"]) && m["claimIds"].length <= 500 && m["claimIds"].every((id) => typeof id === "string");
   }
 }
 

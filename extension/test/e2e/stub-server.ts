@@ -10,8 +10,9 @@
 
 import { createHash, createHmac } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, isIP } from "node:net";
 import type { Claim, ClaimPayload, InvestigationResult, VerdictJob, ViewStatus } from "../../src/lib/api-types";
+import type { AppealRecord } from "../../src/lib/appeals";
 import { failedJob, hostileJob, lightningJob, wallJob } from "../verdict-jobs";
 import { CLIMATE, EINSTEIN, LESSWRONG, X_POST, payload } from "./claims";
 
@@ -23,7 +24,9 @@ const CODES = {
   BAD_REQUEST: [-32600, 400],
   UNAUTHORIZED: [-32001, 401],
   NOT_FOUND: [-32004, 404],
+  CONFLICT: [-32009, 409],
   PRECONDITION_FAILED: [-32012, 412],
+  TOO_MANY_REQUESTS: [-32029, 429],
   INTERNAL_SERVER_ERROR: [-32603, 500],
 } as const;
 
@@ -32,9 +35,56 @@ class TrpcError extends Error {
     readonly code: keyof typeof CODES,
     message: string,
     readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
+}
+
+/** One appeal (appeal.*): decided after a few reads, RETRACTED when the reason carries the marker, else UPHELD. */
+interface StubAppeal {
+  appealId: string;
+  claimId: string;
+  role: "READER" | "AUTHOR";
+  reason: string;
+  filedAt: string;
+  reads: number;
+  decidedAt: string | null;
+}
+
+/** A reason containing this is retracted on review; anything else is upheld. */
+export const APPEAL_RETRACT_MARKER = "[retract]";
+/** A reason containing this is decided with a hostile decision reason (markup, bidi override). */
+export const APPEAL_HOSTILE_MARKER = "[hostile]";
+export const APPEAL_RETRACTED_REASON = "Test decision: the cited source shows the sentence is accurate; the flag is withdrawn.";
+export const APPEAL_UPHELD_REASON = "Test decision: the sources given do not contradict the published evidence.";
+export const APPEAL_HOSTILE_REASON = '<img src=x onerror="alert(1)"> \u202Edesrever\u202C <b>bold</b> stands';
+/** Host names the stub "resolves" to a private address (the server refuses them after resolving). */
+export const APPEAL_PRIVATE_SUFFIX = ".internal";
+
+function appealUrlProblem(raw: unknown, i: number): string | null {
+  if (typeof raw !== "string") return `urls[${i}]: must be a string`;
+  if (Buffer.byteLength(raw, "utf8") > 2048) return `url ${i} is longer than 2048 bytes or not UTF-8`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `url ${i} is not an absolute http(s) URL without credentials`;
+  }
+  if (!/^https?:\/\//i.test(raw) || (url.protocol !== "http:" && url.protocol !== "https:") || url.username !== "" || url.password !== "" || /^[a-z]+:\/\/[^/?#]*@/i.test(raw)) {
+    return `url ${i} is not an absolute http(s) URL without credentials`;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost")) return `url ${i} names a local host`;
+  if (isIP(host) === 4) {
+    const [a = 0, b = 0] = host.split(".").map(Number);
+    if (a === 0 || a === 10 || a === 127 || a >= 224 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) {
+      return `url ${i} names a non-public address`;
+    }
+  }
+  if (isIP(host) === 6 && /^(::1?|f[cd]|fe[89ab]|ff|::ffff:(7f|a|c0a8|a9fe))/.test(host)) return `url ${i} names a non-public address`;
+  if (host.endsWith(APPEAL_PRIVATE_SUFFIX)) return `url ${i}: ${url.hostname} resolves to a non-public address`;
+  return null;
 }
 
 export interface RecordedRequest {
@@ -144,6 +194,13 @@ export class StubApi {
   private readonly versions = new Map<string, { externalId: string; platform: string; text: string }>();
   /** Verdict analyses by id: their scripted jobs and how many reads they had. */
   private readonly analyses = new Map<string, { jobs: VerdictJob[]; reads: number; postVersionId: string }>();
+  private readonly appeals = new Map<string, StubAppeal>();
+  private readonly retractedClaims = new Set<string>();
+  private readonly appealFilings = new Map<string, number>();
+  /** appeal.file calls per client (x-api-key, or anonymous) before it answers 429. */
+  appealFloodLimit = 20;
+  /** appeal.get reads of an appeal that still answer OPEN. */
+  appealReadsBeforeDecision = 2;
 
   get url(): string {
     const address = this.server?.address() as AddressInfo | null | undefined;
@@ -168,6 +225,11 @@ export class StubApi {
     this.investigations.clear();
     this.runs.clear();
     this.analyses.clear();
+    this.appeals.clear();
+    this.retractedClaims.clear();
+    this.appealFilings.clear();
+    this.appealFloodLimit = 20;
+    this.appealReadsBeforeDecision = 2;
     this.minimumVersion = "0.2.0";
   }
 
@@ -175,8 +237,8 @@ export class StubApi {
     return this.requests.filter((r) => r.procedure === procedure);
   }
 
-  private send(res: ServerResponse, status: number, body: unknown): void {
-    res.writeHead(status, { "content-type": "application/json", "access-control-allow-origin": "*" });
+  private send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    res.writeHead(status, { "content-type": "application/json", "access-control-allow-origin": "*", ...headers });
     res.end(JSON.stringify(body));
   }
 
@@ -199,9 +261,9 @@ export class StubApi {
       this.send(res, 200, { status: "ok", minimumSupportedExtensionVersion: this.minimumVersion });
       return;
     }
-    const match = /^\/trpc\/(post|verdict)\.([A-Za-z]+)$/.exec(url.pathname);
-    // post.* procedures are recorded by name (as the contract knows them); verdict.* with their namespace.
-    const procedure = match === null ? "" : match[1] === "post" ? (match[2] ?? "") : `verdict.${match[2] ?? ""}`;
+    const match = /^\/trpc\/(post|verdict|appeal)\.([A-Za-z]+)$/.exec(url.pathname);
+    // post.* procedures are recorded by name (as the contract knows them); verdict.* and appeal.* with their namespace.
+    const procedure = match === null ? "" : match[1] === "post" ? (match[2] ?? "") : `${match[1] ?? ""}.${match[2] ?? ""}`;
     const headers = {
       version: header("x-openerrata-extension-version"),
       apiKey: header("x-api-key"),
@@ -233,13 +295,13 @@ export class StubApi {
       this.send(res, 200, { result: { data } });
     } catch (error: unknown) {
       const e = error instanceof TrpcError ? error : new TrpcError("INTERNAL_SERVER_ERROR", String(error));
-      this.send(res, CODES[e.code][1], this.envelope(e, procedure));
+      this.send(res, CODES[e.code][1], this.envelope(e, procedure), e.headers);
     }
   }
 
   private envelope(error: TrpcError, procedure: string): unknown {
     const [code, httpStatus] = CODES[error.code];
-    const path = procedure.startsWith("verdict.") ? procedure : `post.${procedure}`;
+    const path = procedure.includes(".") ? procedure : `post.${procedure}`;
     return { error: { message: error.message, code, data: { code: error.code, httpStatus, path, ...error.extra } } };
   }
 
@@ -279,8 +341,8 @@ export class StubApi {
     input: Record<string, unknown>,
     headers: { apiKey?: string | undefined; openaiKey?: string | undefined },
   ): unknown {
-    const mutation = ["registerObservedVersion", "recordViewAndGetStatus", "investigateNow", "verdict.request"].includes(procedure);
-    const query = ["getInvestigation", "validateSettings", "batchStatus", "verdict.get"].includes(procedure);
+    const mutation = ["registerObservedVersion", "recordViewAndGetStatus", "investigateNow", "verdict.request", "appeal.file"].includes(procedure);
+    const query = ["getInvestigation", "validateSettings", "batchStatus", "verdict.get", "appeal.get", "appeal.ofClaim"].includes(procedure);
     if ((!mutation && !query) || (mutation && method !== "POST") || (query && method !== "GET")) {
       throw new TrpcError("NOT_FOUND", `no procedure post.${procedure} for ${method}`);
     }
@@ -300,6 +362,16 @@ export class StubApi {
         return this.verdictRequest(input);
       case "verdict.get":
         return this.verdictGet(input);
+      case "appeal.file":
+        return this.appealFile(input, headers.apiKey);
+      case "appeal.get": {
+        const appeal = this.appeals.get(String(input?.["appealId"]));
+        if (appeal === undefined) throw new TrpcError("NOT_FOUND", "appealId: no such appeal");
+        appeal.reads += 1;
+        return this.appealView(appeal);
+      }
+      case "appeal.ofClaim":
+        return { appeals: [...this.appeals.values()].filter((a) => a.claimId === input?.["claimId"]).map((a) => this.appealView(a)) };
       case "validateSettings": {
         const key = headers.openaiKey?.trim() ?? "";
         const accepted = headers.apiKey === STUB_INSTANCE_KEY;
@@ -381,6 +453,80 @@ export class StubApi {
     return job;
   }
 
+  /** A claim withdrawn after an appeal is in no answer any more (as the server filters it). */
+  private unretracted(claims: Claim[]): Claim[] {
+    return claims.filter((c) => !this.retractedClaims.has(c.id));
+  }
+
+  /** Every claim id a script publishes (the claims an appeal may name). */
+  private publishedClaims(): Set<string> {
+    const ids = new Set<string>();
+    for (const script of this.scripts.values()) {
+      for (const claim of script.claims ?? []) ids.add(claim.id);
+      for (const poll of script.polls ?? []) if (poll.investigationState === "INVESTIGATED") for (const claim of poll.claims) ids.add(claim.id);
+    }
+    return ids;
+  }
+
+  /** appeal.file, validated like the server: shape, reason, URLs, the published claim, conflicts, the client's rate. */
+  private appealFile(input: Record<string, unknown>, apiKey: string | undefined): unknown {
+    // The per-client limit counts every attempt, valid or not.
+    const requester = apiKey ?? "anonymous";
+    const filings = (this.appealFilings.get(requester) ?? 0) + 1;
+    this.appealFilings.set(requester, filings);
+    if (filings > this.appealFloodLimit) {
+      throw new TrpcError("TOO_MANY_REQUESTS", "too many appeals from this client; slow down", {}, { "retry-after": "30" });
+    }
+    if (input === null || typeof input !== "object" || Array.isArray(input)) throw new TrpcError("BAD_REQUEST", "input must be an object");
+    const keys = Object.keys(input).sort().join(",");
+    if (keys !== "claimId,reason,role,urls") throw new TrpcError("BAD_REQUEST", `appeal.file takes claimId, role, reason and urls, got ${keys}`);
+    const { claimId, role, reason, urls } = input;
+    if (typeof claimId !== "string" || claimId.length === 0) throw new TrpcError("BAD_REQUEST", "claimId: required");
+    if (role !== "READER" && role !== "AUTHOR") throw new TrpcError("BAD_REQUEST", "role: READER or AUTHOR");
+    if (typeof reason !== "string") throw new TrpcError("BAD_REQUEST", "reason: required");
+    const runes = Array.from(reason).length;
+    if (runes < 10 || runes > 2000) throw new TrpcError("BAD_REQUEST", "reason must be 10 to 2000 characters of valid UTF-8");
+    if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(reason)) throw new TrpcError("BAD_REQUEST", "reason contains control characters");
+    if (!Array.isArray(urls)) throw new TrpcError("BAD_REQUEST", "urls: an array");
+    if (urls.length > 5) throw new TrpcError("BAD_REQUEST", "at most 5 urls");
+    if (new Set(urls).size !== urls.length) throw new TrpcError("BAD_REQUEST", "urls repeat");
+    urls.forEach((u, i) => {
+      const problem = appealUrlProblem(u, i);
+      if (problem !== null) throw new TrpcError("BAD_REQUEST", problem);
+    });
+    if (!this.publishedClaims().has(claimId)) throw new TrpcError("NOT_FOUND", "claimId: no such published claim");
+    if (this.retractedClaims.has(claimId)) throw new TrpcError("CONFLICT", "the claim was already withdrawn after an appeal");
+    const hex = createHash("sha256").update(JSON.stringify([claimId, requester, reason, urls])).digest("hex");
+    const appealId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+    const existing = this.appeals.get(appealId);
+    if (existing !== undefined) return { appealId, status: this.appealView(existing).status, duplicate: true };
+    const open = [...this.appeals.values()].filter((a) => a.claimId === claimId && a.decidedAt === null).length;
+    if (open >= 3) throw new TrpcError("CONFLICT", "too many open appeals on this claim");
+    this.appeals.set(appealId, { appealId, claimId, role, reason, filedAt: now(), reads: 0, decidedAt: null });
+    return { appealId, status: "OPEN", duplicate: false };
+  }
+
+  private appealView(appeal: StubAppeal): AppealRecord {
+    const decided = appeal.reads > this.appealReadsBeforeDecision;
+    if (decided && appeal.decidedAt === null) appeal.decidedAt = now();
+    const retract = appeal.reason.includes(APPEAL_RETRACT_MARKER);
+    if (decided && retract) this.retractedClaims.add(appeal.claimId);
+    const decisionReason = appeal.reason.includes(APPEAL_HOSTILE_MARKER)
+      ? APPEAL_HOSTILE_REASON
+      : retract
+        ? APPEAL_RETRACTED_REASON
+        : APPEAL_UPHELD_REASON;
+    return {
+      appealId: appeal.appealId,
+      claimId: appeal.claimId,
+      status: decided ? (retract ? "RETRACTED" : "UPHELD") : "OPEN",
+      role: appeal.role,
+      filedAt: appeal.filedAt,
+      decidedAt: decided ? appeal.decidedAt : null,
+      decisionReason: decided ? decisionReason : null,
+    };
+  }
+
   /** How many times an analysis's job was read (verdict.get). */
   verdictReads(): number {
     return [...this.analyses.values()].reduce((n, a) => n + a.reads, 0);
@@ -400,7 +546,7 @@ export class StubApi {
     if (investigation !== undefined) {
       const result = this.resultOf(investigation[0], false);
       if (result.investigationState === "INVESTIGATED") {
-        return { investigationState: "INVESTIGATED", provenance: result.provenance, claims: result.claims };
+        return { investigationState: "INVESTIGATED", provenance: result.provenance, claims: this.unretracted(result.claims) };
       }
       if (result.investigationState === "INVESTIGATING") {
         const { checkedAt: _c, ...status } = result;
@@ -408,7 +554,7 @@ export class StubApi {
       }
     }
     if (script?.view === "INVESTIGATED_NOW") {
-      return { investigationState: "INVESTIGATED", provenance: "CLIENT_FALLBACK", claims: script.claims ?? [] };
+      return { investigationState: "INVESTIGATED", provenance: "CLIENT_FALLBACK", claims: this.unretracted(script.claims ?? []) };
     }
     return { investigationState: "NOT_INVESTIGATED", priorInvestigationResult: null };
   }
@@ -439,7 +585,7 @@ export class StubApi {
     const index = Math.min(Math.max(investigation.polls - (advance ? 0 : 1), 0), polls.length - 1);
     if (advance) investigation.polls += 1;
     const result = polls[index] ?? done([]);
-    return result.investigationState === "INVESTIGATED" ? { ...result, checkedAt: now() } : result;
+    return result.investigationState === "INVESTIGATED" ? { ...result, claims: this.unretracted(result.claims), checkedAt: now() } : result;
   }
 
   private getInvestigation(investigationId: string): InvestigationResult {

@@ -52,6 +52,9 @@ type Fixture struct {
 	Posts []events.Event
 	// Investigation is the investigation's events in log order.
 	Investigation []events.Event
+	// Control is analysis control events the investigation needs before it
+	// (a configuration's declaration), empty for the default configuration.
+	Control []events.Event
 }
 
 func hash(s string) string {

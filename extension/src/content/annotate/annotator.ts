@@ -8,6 +8,8 @@ import type { Claim } from "../../lib/api-types";
 import type { TextFilter } from "../../lib/dom-text";
 import { WikipediaTextFilter } from "../../lib/wikipedia-filter";
 import type { PlatformAdapter } from "../adapters/model";
+import type { AppealTracker } from "./appeal-tracker";
+import { disputeSection } from "./dispute";
 import { type MatchTier, findClaim } from "./match";
 import { type Painter, createPainter } from "./painter";
 import { buildTextMap, rangeFor } from "./text-map";
@@ -57,6 +59,8 @@ const INTERACTIVE = "a, button, input, textarea, select, summary, label, [conten
 export interface AnnotatorOptions {
   /** Told after each anchoring pass whose outcome differs from the previous one. */
   report(anchored: string[], unanchored: string[]): void;
+  /** Appeals of the claims ("Dispute this claim" in each panel); without it the panel has no dispute section. */
+  appeals?: AppealTracker;
 }
 
 interface Hit {
@@ -66,6 +70,8 @@ interface Hit {
 
 export class Annotator {
   private claims: Claim[] = [];
+  /** Claims withdrawn after an appeal: never drawn again on this page, whatever the background sends. */
+  private readonly retracted = new Set<string>();
   private visible = true;
   private anchored: AnchoredClaim[] = [];
   private painter: Painter | null = null;
@@ -111,7 +117,7 @@ export class Annotator {
   };
 
   private readonly onKeyDown = (event: KeyboardEvent): void => {
-    if (event.key === "Escape" && this.ui.openPanelClaimId !== null) this.closePanel();
+    if (event.key === "Escape" && this.ui.openPanelClaimId !== null && !this.ui.escape()) this.closePanel();
   };
 
   private readonly onScroll = (): void => {
@@ -134,6 +140,12 @@ export class Annotator {
         else this.scheduleTooltipHide();
       },
       onPanelClosed: () => this.painter?.setActive(this.hovered),
+      ...(options.appeals === undefined
+        ? {}
+        : {
+            panelSection: (claim: Claim, relayout: () => void) =>
+              options.appeals === undefined ? null : disputeSection(doc, claim, options.appeals, relayout),
+          }),
     });
   }
 
@@ -149,7 +161,7 @@ export class Annotator {
 
   /** Draws these claims (replacing any before); an empty list removes everything. */
   setClaims(claims: readonly Claim[], visible: boolean): void {
-    this.claims = [...claims];
+    this.claims = claims.filter((c) => !this.retracted.has(c.id));
     this.visible = visible;
     this.lastReport = "";
     if (this.claims.length === 0) {
@@ -158,6 +170,24 @@ export class Annotator {
     }
     this.startListening();
     this.anchor();
+    void this.options.appeals?.load(this.claims.map((c) => c.id)).catch(() => {
+      // The background is gone (extension reloaded); the panels offer the form again.
+    });
+  }
+
+  /** A claim withdrawn after review: its highlight goes (an open panel stays, showing the outcome). */
+  retract(claimId: string): void {
+    this.retracted.add(claimId);
+    if (!this.claims.some((c) => c.id === claimId)) return;
+    this.claims = this.claims.filter((c) => c.id !== claimId);
+    this.anchored = this.anchored.filter((a) => a.claim.id !== claimId);
+    if (this.hovered === claimId) this.hovered = null;
+    if (this.ui.tooltipClaim === claimId) this.ui.hideTooltip();
+    this.paint();
+    const anchoredIds = this.anchored.map((a) => a.claim.id);
+    const unanchoredIds = this.claims.filter((c) => !anchoredIds.includes(c.id)).map((c) => c.id);
+    this.lastReport = JSON.stringify([anchoredIds, unanchoredIds]);
+    this.options.report(anchoredIds, unanchoredIds);
   }
 
   setVisible(visible: boolean): void {
@@ -272,7 +302,8 @@ export class Annotator {
     } catch {
       // User Timing with details is missing in very old engines; diagnostics only.
     }
-    if (this.ui.openPanelClaimId !== null && !this.anchored.some((a) => a.claim.id === this.ui.openPanelClaimId)) {
+    const open = this.ui.openPanelClaimId;
+    if (open !== null && !this.retracted.has(open) && !this.anchored.some((a) => a.claim.id === open)) {
       this.closePanel();
     }
     this.paint();

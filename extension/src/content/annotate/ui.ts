@@ -6,6 +6,7 @@
 import type { Claim } from "../../lib/api-types";
 import { renderMarkdown, safeLinkUrl } from "../../lib/markdown";
 import { DARK_BELOW, opaqueLuminance } from "../verdict/theme";
+import { DISPUTE_STYLES, type PanelSection } from "./dispute";
 
 export const HOST_TAG = "errata-annotations";
 
@@ -45,7 +46,7 @@ a { color: var(--e-link); }
 .bar { position: fixed; pointer-events: none; border-bottom: 1.5px solid #d93025; box-sizing: border-box; }
 .bar.dark { border-bottom-color: #ff8a80; }
 .bar.active { background: rgba(217, 48, 37, .12); }
-`;
+${DISPUTE_STYLES}`;
 
 export interface AnchorBox {
   left: number;
@@ -61,6 +62,8 @@ export interface UiCallbacks {
   onTooltipHover(inside: boolean): void;
   /** The panel was closed by the user. */
   onPanelClosed(): void;
+  /** A section at the end of a claim's panel (the dispute form), if any. */
+  panelSection?(claim: Claim, relayout: () => void): PanelSection | null;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -93,6 +96,8 @@ export class AnnotationUi {
   private overlay: HTMLElement | null = null;
   private panelClaimId: string | null = null;
   private tooltipClaimId: string | null = null;
+  private section: PanelSection | null = null;
+  private panelBox: AnchorBox | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -241,6 +246,7 @@ export class AnnotationUi {
       sources.append(item);
     }
 
+    this.section = this.callbacks.panelSection?.(claim, () => this.relayoutPanel()) ?? null;
     panel.replaceChildren(
       head,
       el(this.doc, "p", "quote", `“${claim.text}”`),
@@ -249,18 +255,39 @@ export class AnnotationUi {
       reasoning,
       el(this.doc, "h3", undefined, claim.sources.length === 1 ? "Source" : "Sources"),
       sources,
+      ...(this.section === null ? [] : [this.section.element]),
     );
     this.theme(panel, dark);
     panel.hidden = false;
     panel.scrollTop = 0;
     this.place(panel, box);
+    this.panelBox = box;
     this.panelClaimId = claim.id;
     close.focus({ preventScroll: true });
   }
 
   closePanel(): void {
-    if (this.panel !== null) this.panel.hidden = true;
+    if (this.panel !== null) {
+      this.panel.hidden = true;
+      this.panel.replaceChildren();
+    }
     this.panelClaimId = null;
+    this.section = null;
+  }
+
+  /** The panel's content grew or shrank (the dispute form): placed again inside the viewport, its section in view. */
+  private relayoutPanel(): void {
+    const panel = this.panel;
+    const section = this.section?.element;
+    if (panel === null || panel.hidden || this.panelBox === null || section === undefined) return;
+    this.place(panel, this.panelBox);
+    const bottom = section.offsetTop + section.offsetHeight;
+    if (bottom > panel.scrollTop + panel.clientHeight) panel.scrollTop = Math.max(0, bottom - panel.clientHeight);
+  }
+
+  /** Escape while the panel is open: true when its section closed something of its own (the panel stays). */
+  escape(): boolean {
+    return this.panelClaimId !== null && this.section?.escape() === true;
   }
 
   destroy(): void {
@@ -272,5 +299,6 @@ export class AnnotationUi {
     this.overlay = null;
     this.panelClaimId = null;
     this.tooltipClaimId = null;
+    this.section = null;
   }
 }
