@@ -28,6 +28,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/producers"
 	"github.com/errata-dev/errata/producers/investigations"
+	"github.com/errata-dev/errata/projections/serving"
 )
 
 // Config bounds a selector run.
@@ -153,8 +154,8 @@ func (s *Selector) Run(ctx context.Context) (Result, error) {
 		FROM latest l
 		JOIN posts p ON p.id = l.post_id
 		JOIN content_blobs cb ON cb.content_hash = l.content_hash
-		LEFT JOIN investigations i ON i.post_version_id = l.id
-		WHERE cb.word_count <= $1 AND i.id IS NULL AND p.platform = ANY($3)
+		LEFT JOIN LATERAL `+serving.VisibleInvestigationSQL("l.id")+` vi ON true
+		WHERE cb.word_count <= $1 AND vi.id IS NULL AND p.platform = ANY($3)
 		ORDER BY p.unique_view_score DESC, p.id
 		LIMIT $2`, s.cfg.MaxWords, res.Remaining, InlinePlatforms)
 	if err != nil {

@@ -215,3 +215,41 @@ func TestSelectorRecordsTheExperimentArm(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, wantIDs, ids, "each investigation is named by its version and its arm's configuration")
 }
+
+// A version whose only investigation readers cannot see (a re-processing
+// under a configuration never promoted, or the candidate arm of a stopped
+// experiment) has no result on the page, so the selector may pick it; a
+// version with a visible request is never picked again.
+func TestSelectorSkipsOnlyVersionsWithAVisibleInvestigation(t *testing.T) {
+	s := teststack.Serving(t, teststack.Options{})
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	hiddenID, hiddenHash, hiddenEvs := post(t, s, 0, 10, 3, now.Add(-time.Hour))
+	shownID, shownHash, shownEvs := post(t, s, 1, 10, 5, now.Add(-time.Hour))
+	s.AppendAndWait(t, append(hiddenEvs, shownEvs...)...)
+	spec := events.AnalysisConfigurationV1{Name: "never-promoted", Model: "gpt-5-mini", InvestigatorPrompt: "v1",
+		ValidatorPrompt: "v1", Policy: "strict-v1@0123456789ab"}
+	cfg := events.ConfigurationID(spec)
+	request := func(versionID, hash, ext, configurationID string, c *events.AnalysisConfigurationV1) events.Event {
+		postID := events.PostID(events.PlatformX, ext)
+		ev, err := s.Registry.New(&events.InvestigationRequestedV1{
+			InvestigationID: events.InvestigationIDFor(versionID, configurationID), PostID: postID, PostVersionID: versionID,
+			Platform: events.PlatformX, ExternalID: ext, VersionHash: hash, Source: events.RequestSourceInvestigateNow,
+			ConfigurationID: configurationID, Configuration: c,
+		}, events.Meta{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte("visible-"+ext)).String(), Time: now.Add(-time.Minute)})
+		require.NoError(t, err)
+		return ev
+	}
+	s.AppendAndWait(t, request(hiddenID, hiddenHash, "5000", cfg, &spec), request(shownID, shownHash, "5001", "", nil))
+
+	sel := selector.New(selector.Config{DailyBudget: 8, MaxWords: content.WordCountLimit, WaitTimeout: time.Minute},
+		s.Pool, s.Appender, s.Watermark, nil, func() time.Time { return now }, logging.Discard())
+	res, err := sel.Run(ctx)
+	require.NoError(t, err)
+	require.Len(t, res.Requested, 1)
+	require.Equal(t, hiddenID, res.Requested[0].PostVersionID)
+	require.Empty(t, res.Requested[0].ConfigurationID, "requested under the active (default) configuration")
+	var n int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM investigations WHERE post_version_id = $1`, hiddenID).Scan(&n))
+	require.Equal(t, 2, n, "the hidden investigation stays; the new one is beside it")
+}

@@ -27,6 +27,10 @@ func visibleInvestigationSQL(pv string) string {
 		LIMIT 1)`
 }
 
+// VisibleInvestigationSQL is visibleInvestigationSQL for other readers of
+// the serving schema (the selector), so the rule is written once.
+func VisibleInvestigationSQL(pv string) string { return visibleInvestigationSQL(pv) }
+
 // priorInvestigationSQL is a subquery for LATERAL joins: the prior result
 // of a version (id and configuration_id), the latest complete
 // SERVER_VERIFIED visible investigation of another version of the same
