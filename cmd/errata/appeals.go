@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/errata-dev/errata/consumers/appeals"
 	"github.com/errata-dev/errata/consumers/evidence"
@@ -16,6 +19,7 @@ import (
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/internal/postgres"
+	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/pgproj"
 )
 
@@ -74,4 +78,31 @@ func newAppeals(ctx context.Context, e *env, parts *investigatorParts) (*runstat
 	ex := runstate.NewExecutor(runstate.ExecutorConfig{Owner: e.workerID(), Concurrency: 2, LeaseTTL: e.cfg.LeaseTTL},
 		g.Store, w.List, w.Do, e.log.With("stage", "appeals"), time.Now)
 	return g, ex, nil
+}
+
+// printAppealTrail prints the trail of one appeal from the log: its
+// filing, every review attempt and the decision (exact exchange bodies and
+// the requester's keyed hash with --json only).
+func printAppealTrail(cmd *cobra.Command, e *env, id string, fromProjection, asJSON bool, timeout time.Duration) error {
+	if fromProjection {
+		return errors.New("--appeal reads the log; the audit projection does not keep appeals")
+	}
+	trail, err := audit.ReadAppealLog(cmd.Context(), audit.LogSource{Brokers: e.cfg.KafkaBrokers, Topics: e.topics,
+		Registry: e.registry, Timeout: timeout}, id)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		out, err := audit.AppealJSON(trail)
+		if err != nil {
+			return err
+		}
+		_, err = cmd.OutOrStdout().Write(out)
+		return err
+	}
+	pub, err := trail.Public()
+	if err != nil {
+		return err
+	}
+	return audit.AppealText(cmd.OutOrStdout(), pub)
 }

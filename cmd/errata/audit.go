@@ -24,7 +24,7 @@ func migrateAudit(ctx context.Context, e *env) error {
 
 // auditCmd prints the trail of one investigation.
 func auditCmd() *cobra.Command {
-	var asJSON, fromProjection, analysis bool
+	var asJSON, fromProjection, analysis, appeal bool
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "audit <investigationId> | audit --analysis <analysisId>",
@@ -50,6 +50,9 @@ func auditCmd() *cobra.Command {
 			}
 			if analysis {
 				return printAnalysisTrail(cmd, e, args[0], fromProjection, asJSON, timeout)
+			}
+			if appeal {
+				return printAppealTrail(cmd, e, args[0], fromProjection, asJSON, timeout)
 			}
 			var trail *audit.Trail
 			if fromProjection {
@@ -87,6 +90,8 @@ func auditCmd() *cobra.Command {
 	c.Flags().BoolVar(&fromProjection, "from-projection", false, "read the audit projection in Postgres instead of the log")
 	c.Flags().DurationVar(&timeout, "timeout", time.Minute, "bound on reading the log")
 	c.Flags().BoolVar(&analysis, "analysis", false, "the id is a verdict analysis's (analyses topic)")
+	c.Flags().BoolVar(&appeal, "appeal", false, "the id is an appeal's: the filing, each review (fetches, searches, exchanges, assessment) and the decision")
+	c.MarkFlagsMutuallyExclusive("analysis", "appeal")
 	return c
 }
 
