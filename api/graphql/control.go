@@ -2,11 +2,13 @@ package graphql
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/serving"
 )
 
@@ -224,3 +226,34 @@ func experiment(e serving.Experiment) *Experiment {
 	}
 	return out
 }
+
+// AppealTrails gives the public trails of appeals (the audit projection),
+// many at once.
+type AppealTrails interface {
+	AppealTrails(ctx context.Context, ids []string) (map[string]*audit.AppealTrail, error)
+}
+
+type appealResolver struct{ *Resolver }
+
+// AuditTrail is the appeal's public trail, batched across the appeals of
+// the request (one query per batch).
+func (a appealResolver) AuditTrail(ctx context.Context, obj *Appeal) (RawJSON, error) {
+	if a.d.AppealTrails == nil {
+		return nil, nil
+	}
+	t, found, err := a.loadersOf(ctx).appealTrails.load(ctx, obj.ID)
+	if err != nil {
+		return nil, a.internal(ctx, "auditTrail", err)
+	}
+	if !found {
+		return nil, nil
+	}
+	b, err := audit.AppealJSON(t)
+	if err != nil {
+		return nil, a.internal(ctx, "auditTrail", fmt.Errorf("render: %w", err))
+	}
+	return RawJSON(b), nil
+}
+
+// Appeal returns the Appeal resolvers.
+func (r *Resolver) Appeal() AppealResolver { return appealResolver{r} }

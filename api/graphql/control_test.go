@@ -21,6 +21,7 @@ import (
 	"github.com/errata-dev/errata/internal/logging"
 	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
+	"github.com/errata-dev/errata/projections/audit"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 )
@@ -133,6 +134,13 @@ func controlRig(t *testing.T, evs []events.Event, control bool) *rig {
 	deps := graphql.Deps{Serving: reader, Search: &fakeSearch{}, Metrics: &fakeMetrics{}}
 	if control {
 		deps.Control = reader
+		auditPool, err := postgres.Connect(ctx, testenv.Postgres(t), audit.Schema)
+		require.NoError(t, err)
+		t.Cleanup(auditPool.Close)
+		require.NoError(t, pgproj.Migrate(ctx, auditPool, audit.Schema, audit.Migrations(), logging.Discard()))
+		ap := pgproj.NewProjector(audit.ProjectorName, auditPool, reg, audit.NewApplier(reg), discardDeadLetters{t}, logging.Discard())
+		require.NoError(t, ap.Handle(ctx, kafka.Batch{Topic: "test.all", Records: recs}))
+		deps.AppealTrails = audit.NewReader(auditPool, reg)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", graphql.NewHandler(graphql.NewResolver(deps), graphql.Options{}))
@@ -154,7 +162,7 @@ func TestConfigurationsAndAppealsInGraphQL(t *testing.T) {
 			id visible supersedes supersededBy configuration { id name active model promotionRank }
 			claims { id }
 			history: claims(includeRetracted: true) { id retracted retraction { reason appealId at }
-				appeals { id role reason urls status decidedAt decisionReason } } } }
+				appeals { id role reason urls status decidedAt decisionReason auditTrail } } } }
 		publicInvestigation(investigationId: $id) {
 			investigation { visible supersedes experiment { id name } arm configuration { id name active policy } }
 			claims { id } }
@@ -169,6 +177,17 @@ func TestConfigurationsAndAppealsInGraphQL(t *testing.T) {
 		Urls                     []string
 		DecidedAt                *time.Time
 		DecisionReason           *string
+		AuditTrail               *struct {
+			AppealID string `json:"appeal_id"`
+			Status   string `json:"status"`
+			Filed    *struct {
+				Reason string `json:"reason"`
+			} `json:"filed"`
+			Decision *struct {
+				Outcome string `json:"outcome"`
+				Reason  string `json:"reason"`
+			} `json:"decision"`
+		}
 	}
 	type claim struct {
 		ID         string
@@ -247,10 +266,20 @@ func TestConfigurationsAndAppealsInGraphQL(t *testing.T) {
 	require.Len(t, alpha.Appeals, 1)
 	require.Equal(t, appeal{ID: l.retract.AppealID, Role: "AUTHOR", Reason: l.retract.Reason, Status: "RETRACTED",
 		Urls: []string{"https://example.org/evidence"}, DecidedAt: alpha.Appeals[0].DecidedAt,
-		DecisionReason: ptrTo("The quote is not in the post.")}, alpha.Appeals[0])
+		DecisionReason: ptrTo("The quote is not in the post."), AuditTrail: alpha.Appeals[0].AuditTrail}, alpha.Appeals[0])
 	require.NotNil(t, alpha.Appeals[0].DecidedAt)
+	trail := alpha.Appeals[0].AuditTrail
+	require.NotNil(t, trail, "the appeal's public trail")
+	require.Equal(t, l.retract.AppealID, trail.AppealID)
+	require.Equal(t, l.retract.Reason, trail.Filed.Reason)
+	require.Equal(t, events.AppealRetracted, trail.Decision.Outcome)
+	require.Equal(t, "The quote is not in the post.", trail.Decision.Reason)
 	require.False(t, beta.Retracted)
 	require.Nil(t, beta.Retraction)
+	require.Len(t, beta.Appeals, 1)
+	require.NotNil(t, beta.Appeals[0].AuditTrail)
+	require.Nil(t, beta.Appeals[0].AuditTrail.Decision, "an open appeal's trail has no decision yet")
+	beta.Appeals[0].AuditTrail = nil
 	require.Equal(t, []appeal{{ID: l.open.AppealID, Role: "AUTHOR", Reason: l.open.Reason, Status: "OPEN",
 		Urls: []string{"https://example.org/evidence"}}}, beta.Appeals)
 

@@ -30,6 +30,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Analysis() AnalysisResolver
+	Appeal() AppealResolver
 	PostInvestigationSummary() PostInvestigationSummaryResolver
 	PublicClaim() PublicClaimResolver
 	PublicInvestigation() PublicInvestigationResolver
@@ -120,6 +121,7 @@ type ComplexityRoot struct {
 	}
 
 	Appeal struct {
+		AuditTrail     func(childComplexity int) int
 		DecidedAt      func(childComplexity int) int
 		DecisionReason func(childComplexity int) int
 		FiledAt        func(childComplexity int) int
@@ -397,6 +399,9 @@ type ComplexityRoot struct {
 
 type AnalysisResolver interface {
 	AuditTrail(ctx context.Context, obj *Analysis) (RawJSON, error)
+}
+type AppealResolver interface {
+	AuditTrail(ctx context.Context, obj *Appeal) (RawJSON, error)
 }
 type PostInvestigationSummaryResolver interface {
 	Claims(ctx context.Context, obj *PostInvestigationSummary, includeRetracted *bool) ([]PublicClaim, error)
@@ -810,6 +815,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AnalysisVersions.Rubric(childComplexity), true
 
+	case "Appeal.auditTrail":
+		if e.ComplexityRoot.Appeal.AuditTrail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Appeal.AuditTrail(childComplexity), true
 	case "Appeal.decidedAt":
 		if e.ComplexityRoot.Appeal.DecidedAt == nil {
 			break
@@ -2230,6 +2241,8 @@ func (ec *executionContext) childFields_Appeal(ctx context.Context, field graphq
 		return ec.fieldContext_Appeal_decidedAt(ctx, field)
 	case "decisionReason":
 		return ec.fieldContext_Appeal_decisionReason(ctx, field)
+	case "auditTrail":
+		return ec.fieldContext_Appeal_auditTrail(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Appeal", field.Name)
 }
@@ -4792,6 +4805,29 @@ func (ec *executionContext) _Appeal_decisionReason(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_Appeal_decisionReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Appeal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Appeal_auditTrail(ctx context.Context, field graphql.CollectedField, obj *Appeal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Appeal_auditTrail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Appeal().AuditTrail(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋerrataᚑdevᚋerrataᚋapiᚋgraphqlᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Appeal_auditTrail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Appeal", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _AssessedSource_url(ctx context.Context, field graphql.CollectedField, obj *AssessedSource) (ret graphql.Marshaler) {
@@ -10898,43 +10934,81 @@ func (ec *executionContext) _Appeal(ctx context.Context, sel ast.SelectionSet, o
 		case "id":
 			out.Values[i] = ec._Appeal_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "role":
 			out.Values[i] = ec._Appeal_role(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reason":
 			out.Values[i] = ec._Appeal_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "urls":
 			out.Values[i] = ec._Appeal_urls(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Appeal_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "filedAt":
 			out.Values[i] = ec._Appeal_filedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "decidedAt":
 			out.Values[i] = ec._Appeal_decidedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "decisionReason":
 			out.Values[i] = ec._Appeal_decisionReason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "auditTrail":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Appeal_auditTrail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

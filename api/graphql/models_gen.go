@@ -120,6 +120,8 @@ type Appeal struct {
 	FiledAt        time.Time    `json:"filedAt"`
 	DecidedAt      *time.Time   `json:"decidedAt,omitempty"`
 	DecisionReason *string      `json:"decisionReason,omitempty"`
+	// The appeal's public trail from the log: the filing (its reason and URLs as untrusted text), each review (the appellant's pages as read, searches, stance exchanges without their exact bodies, the evidence assessment with kept and dropped sources) and the decision; never the requester's hash or worker names.
+	AuditTrail RawJSON `json:"auditTrail,omitempty"`
 }
 
 // Errata extension: a source the engine read, with its tier and stance.

@@ -56,7 +56,9 @@ type Deps struct {
 	Analyses       AnalysisReader
 	AnalysisSearch AnalysisSearcher
 	AnalysisTrails AnalysisTrails
-	Log            *slog.Logger
+	// AppealTrails serves Appeal.auditTrail (null without it).
+	AppealTrails AppealTrails
+	Log          *slog.Logger
 	// BatchWait is how long a loader collects keys before it fetches
 	// (default 2 ms).
 	BatchWait time.Duration
@@ -103,6 +105,8 @@ type loaders struct {
 	control *controlSnapshot
 	// analysisTrails is nil-safe: without AnalysisTrails it is never used.
 	analysisTrails *loader[string, *audit.AnalysisTrail]
+	// appealTrails is nil-safe: without AppealTrails it is never used.
+	appealTrails *loader[string, *audit.AppealTrail]
 }
 
 type loadersKey struct{}
@@ -120,6 +124,9 @@ func (r *Resolver) withLoaders(ctx context.Context) context.Context {
 	}
 	if r.d.AnalysisTrails != nil {
 		l.analysisTrails = newLoader(r.d.BatchWait, 200, r.d.AnalysisTrails.AnalysisTrails)
+	}
+	if r.d.AppealTrails != nil {
+		l.appealTrails = newLoader(r.d.BatchWait, 200, r.d.AppealTrails.AppealTrails)
 	}
 	return context.WithValue(ctx, loadersKey{}, l)
 }

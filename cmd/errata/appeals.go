@@ -84,13 +84,28 @@ func newAppeals(ctx context.Context, e *env, parts *investigatorParts) (*runstat
 // filing, every review attempt and the decision (exact exchange bodies and
 // the requester's keyed hash with --json only).
 func printAppealTrail(cmd *cobra.Command, e *env, id string, fromProjection, asJSON bool, timeout time.Duration) error {
+	ctx := cmd.Context()
+	var trail *audit.AppealTrail
 	if fromProjection {
-		return errors.New("--appeal reads the log; the audit projection does not keep appeals")
-	}
-	trail, err := audit.ReadAppealLog(cmd.Context(), audit.LogSource{Brokers: e.cfg.KafkaBrokers, Topics: e.topics,
-		Registry: e.registry, Timeout: timeout}, id)
-	if err != nil {
-		return err
+		reader, closeFn, err := e.auditReader(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		trail, err = reader.FullAppealTrail(ctx, id)
+		if errors.Is(err, audit.ErrAppealNotFound) {
+			return fmt.Errorf("%w (is the audit projector running? `errata worker --projectors audit`)", err)
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		var err error
+		trail, err = audit.ReadAppealLog(ctx, audit.LogSource{Brokers: e.cfg.KafkaBrokers, Topics: e.topics,
+			Registry: e.registry, Timeout: timeout}, id)
+		if err != nil {
+			return err
+		}
 	}
 	if asJSON {
 		out, err := audit.AppealJSON(trail)

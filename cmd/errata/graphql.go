@@ -52,6 +52,7 @@ func newGraphQL(ctx context.Context, e *env, pool *pgxpool.Pool) (api.Option, fu
 		Analyses:       reader,
 		AnalysisSearch: analysisSearcher,
 		AnalysisTrails: trails,
+		AppealTrails:   trails,
 		Log:            log,
 	}), graphql.Options{RateLimit: limit, ClientKey: api.ClientKeyOfRequest(e.cfg.TrustedProxyHeader)}))
 	explorer := adaptor.HTTPHandler(graphql.ExplorerHandler(log))

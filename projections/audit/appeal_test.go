@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,7 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/errata-dev/errata/events"
+	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/postgres"
+	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/audit"
+	"github.com/errata-dev/errata/projections/pgproj"
 )
 
 // appealRecords are the events of one appeal: filed, a review attempt lost
@@ -113,4 +118,61 @@ func TestAppealTrailRefusesForeignEvents(t *testing.T) {
 	bad.Event.Payload = &events.InvestigationFailedV1{}
 	_, err = audit.BuildAppeal(id, []audit.Record{bad})
 	require.Error(t, err)
+}
+
+// TestAppealTrailFromProjection projects the appeal's records (the
+// redelivered one included) one per batch and all in one: the projection's
+// full trail is BuildAppeal's, its public trail is Public's, and an id
+// that is not a UUID or not an appeal is refused or absent.
+func TestAppealTrailFromProjection(t *testing.T) {
+	t.Parallel()
+	url := testenv.Postgres(t)
+	reg := events.NewCatalogRegistry()
+	id, recs := appealRecords(t)
+	want, err := audit.BuildAppeal(id, recs)
+	require.NoError(t, err)
+	wantPublic, err := want.Public()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, size := range []int{1, len(recs)} {
+		schema := fmt.Sprintf("audit_appeal_%d", size)
+		pool, err := postgres.Connect(ctx, url, schema)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+		require.NoError(t, pgproj.Migrate(ctx, pool, schema, audit.Migrations(), logging.Discard()))
+		a := audit.NewApplier(reg)
+		for i := 0; i < len(recs); i += size {
+			tx, err := pool.Begin(ctx)
+			require.NoError(t, err)
+			var batch []pgproj.Positioned
+			for _, r := range recs[i:min(i+size, len(recs))] {
+				batch = append(batch, pgproj.Positioned{Event: r.Event, Topic: r.Position.Topic,
+					Partition: r.Position.Partition, Offset: r.Position.Offset})
+			}
+			require.NoError(t, a.ApplyPositioned(ctx, tx, batch))
+			require.NoError(t, tx.Commit(ctx))
+		}
+		rd := audit.NewReader(pool, reg)
+		full, err := rd.FullAppealTrail(ctx, id)
+		require.NoError(t, err)
+		w, err := audit.AppealJSON(want)
+		require.NoError(t, err)
+		g, err := audit.AppealJSON(full)
+		require.NoError(t, err)
+		require.Equal(t, string(w), string(g), "the projection's trail is BuildAppeal's (batches of %d)", size)
+		public, err := rd.AppealTrails(ctx, []string{id, "not-a-uuid", events.ExperimentID("nobody")})
+		require.NoError(t, err)
+		require.Len(t, public, 1)
+		w, err = audit.AppealJSON(wantPublic)
+		require.NoError(t, err)
+		g, err = audit.AppealJSON(public[id])
+		require.NoError(t, err)
+		require.Equal(t, string(w), string(g))
+		require.NotContains(t, string(g), strings.Repeat("ab", 32), "the public trail has no requester key")
+		_, err = rd.FullAppealTrail(ctx, "x' OR 1=1 --")
+		require.ErrorIs(t, err, audit.ErrInvalidID)
+		_, err = rd.FullAppealTrail(ctx, events.ExperimentID("nobody"))
+		require.ErrorIs(t, err, audit.ErrAppealNotFound)
+	}
 }

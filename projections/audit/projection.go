@@ -48,7 +48,7 @@ var _ pgproj.PositionedApplier = (*Applier)(nil)
 // Handles implements pgproj.Applier (t is the stored type of a record).
 func (a *Applier) Handles(t string) bool {
 	cur := a.registry.CurrentType(t)
-	return IsInvestigationType(cur) || IsPostType(cur) || IsAnalysisType(cur)
+	return IsInvestigationType(cur) || IsPostType(cur) || IsAnalysisType(cur) || IsAppealType(cur)
 }
 
 // Apply implements pgproj.Applier; the audit needs positions.
@@ -82,6 +82,16 @@ func (a *Applier) ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []pgproj.P
 					return fmt.Errorf("audit: encode %s: %w", ev.ID, err)
 				}
 				b.Queue(`INSERT INTO audit_analysis_events (event_id, analysis_id, topic, partition, kafka_offset, event_type, event_time, envelope)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_id) DO NOTHING`,
+					ev.ID, ev.Subject, pe.Topic, pe.Partition, pe.Offset, ev.Type(), ev.Time, msg.Value)
+				continue
+			}
+			if IsAppealType(ev.Type()) {
+				msg, err := a.registry.Encode(ev)
+				if err != nil {
+					return fmt.Errorf("audit: encode %s: %w", ev.ID, err)
+				}
+				b.Queue(`INSERT INTO audit_appeal_events (event_id, appeal_id, topic, partition, kafka_offset, event_type, event_time, envelope)
 					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_id) DO NOTHING`,
 					ev.ID, ev.Subject, pe.Topic, pe.Partition, pe.Offset, ev.Type(), ev.Time, msg.Value)
 				continue
@@ -334,6 +344,89 @@ func (r *Reader) AnalysisTrails(ctx context.Context, ids []string) (map[string]*
 		if out[id], err = t.Public(); err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// FullAppealTrail is the whole trail of an appeal (requester hash, worker
+// names and exact exchange bodies included: operators and auditors).
+// ErrAppealNotFound when the projection has no event of it, ErrInvalidID
+// when id is not a UUID.
+func (r *Reader) FullAppealTrail(ctx context.Context, appealID string) (*AppealTrail, error) {
+	if !isUUID(appealID) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidID, appealID)
+	}
+	got, err := r.fullAppealTrails(ctx, []string{appealID})
+	if err != nil {
+		return nil, err
+	}
+	t, ok := got[appealID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrAppealNotFound, appealID)
+	}
+	return t, nil
+}
+
+// AppealTrails are the public trails (AppealTrail.Public) of the appeals
+// in ids that were filed, from one query; other ids are absent. The
+// public GraphQL field resolves through this, batched.
+func (r *Reader) AppealTrails(ctx context.Context, ids []string) (map[string]*AppealTrail, error) {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if isUUID(id) {
+			valid = append(valid, id)
+		}
+	}
+	if len(valid) == 0 {
+		return map[string]*AppealTrail{}, nil
+	}
+	full, err := r.fullAppealTrails(ctx, valid)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*AppealTrail, len(full))
+	for id, t := range full {
+		if t.Filed == nil {
+			continue // a decision folded before its filing: not public yet
+		}
+		if out[id], err = t.Public(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (r *Reader) fullAppealTrails(ctx context.Context, ids []string) (map[string]*AppealTrail, error) {
+	rows, err := r.pool.Query(ctx, `SELECT appeal_id::text, topic, partition, kafka_offset, envelope FROM audit_appeal_events
+		WHERE appeal_id = ANY($1::uuid[]) ORDER BY appeal_id, partition, kafka_offset`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read appeal events: %w", err)
+	}
+	defer rows.Close()
+	byID := map[string][]Record{}
+	for rows.Next() {
+		var id string
+		var pos Position
+		var env []byte
+		if err := rows.Scan(&id, &pos.Topic, &pos.Partition, &pos.Offset, &env); err != nil {
+			return nil, err
+		}
+		ev, err := r.registry.Decode(env)
+		if err != nil {
+			return nil, fmt.Errorf("audit: stored event at %s: %w", pos, err)
+		}
+		byID[id] = append(byID[id], Record{Event: ev, Position: pos})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: read appeal events: %w", err)
+	}
+	out := make(map[string]*AppealTrail, len(byID))
+	for id, recs := range byID {
+		t, err := BuildAppeal(id, recs)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
 	}
 	return out, nil
 }
