@@ -151,9 +151,15 @@ func (s *stack) start(t *testing.T) {
 // call runs a tRPC procedure and returns the HTTP status and result data.
 func (s *stack) call(t *testing.T, method, proc string, input any, header map[string]string) (int, json.RawMessage) {
 	t.Helper()
+	return s.procedure(t, method, "post."+proc, input, header)
+}
+
+// procedure runs the tRPC procedure named in full (namespace.name).
+func (s *stack) procedure(t *testing.T, method, name string, input any, header map[string]string) (int, json.RawMessage) {
+	t.Helper()
 	in, err := json.Marshal(input)
 	require.NoError(t, err)
-	target := s.base + "/trpc/post." + proc
+	target := s.base + "/trpc/" + name
 	var body io.Reader
 	if method == http.MethodGet {
 		target += "?input=" + url.QueryEscape(string(in))
