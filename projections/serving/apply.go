@@ -82,8 +82,26 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned) error {
 	b := &pgx.Batch{}
 	var views []view
+	// Consecutive registrations are queued together, set-based, before
+	// the next statement of another event: the order of effects is the log's.
+	var regs []registration
+	flush := func() {
+		if len(regs) > 0 {
+			queueRegistrations(b, regs)
+			regs = regs[:0]
+		}
+	}
 	for _, pe := range evs {
 		ev := pe.Event
+		switch p := ev.Payload.(type) {
+		case *events.PostVersionRegisteredV1:
+			regs = append(regs, registration{t: ev.Time, p: p})
+			continue
+		case *events.PostViewRecordedV2:
+			views = append(views, view{at: ev.Time, p: p})
+			continue
+		}
+		flush()
 		if isAnalysisType(ev.Type()) {
 			if err := queueAnalysisEvent(b, pe); err != nil {
 				return err
@@ -97,10 +115,6 @@ func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned)
 			continue
 		}
 		switch p := ev.Payload.(type) {
-		case *events.PostVersionRegisteredV1:
-			queueVersionRegistered(b, ev.Time, p)
-		case *events.PostViewRecordedV2:
-			views = append(views, view{at: ev.Time, p: p})
 		case *events.PostIntegrityAnomalyRecordedV1:
 			queueIntegrityAnomaly(b, ev, p)
 		case *events.APIKeyAddedV1:
@@ -133,6 +147,7 @@ func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned)
 			return fmt.Errorf("serving: unexpected payload %T", ev.Payload)
 		}
 	}
+	flush()
 	if b.Len() > 0 {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("serving statements: %w", err)
@@ -167,78 +182,11 @@ func emptyIfNil(s []string) []string {
 	return s
 }
 
-// queueVersionRegistered upserts post, author, blobs, version and metadata.
-// Every upsert is order-independent where it can be (LEAST/GREATEST of event
-// times, counters), and last-writer-wins only for fields of one post, whose
-// events are totally ordered in their partition.
-func queueVersionRegistered(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1) {
-	var authorID *string
-	if p.Author != nil {
-		id := events.AuthorID(p.Platform, p.Author.PlatformUserID)
-		authorID = &id
-		b.Queue(`INSERT INTO authors (id, platform, platform_user_id, display_name, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $5)
-			ON CONFLICT (id) DO UPDATE SET
-				display_name = CASE WHEN EXCLUDED.updated_at >= authors.updated_at THEN EXCLUDED.display_name ELSE authors.display_name END,
-				created_at = LEAST(authors.created_at, EXCLUDED.created_at),
-				updated_at = GREATEST(authors.updated_at, EXCLUDED.updated_at)`,
-			id, p.Platform, p.Author.PlatformUserID, p.Author.DisplayName, t)
-	}
-	b.Queue(`INSERT INTO posts (id, platform, external_id, url, author_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $6)
-		ON CONFLICT (id) DO UPDATE SET
-			url = EXCLUDED.url,
-			author_id = COALESCE(EXCLUDED.author_id, posts.author_id),
-			created_at = LEAST(posts.created_at, EXCLUDED.created_at),
-			updated_at = GREATEST(posts.updated_at, EXCLUDED.updated_at)`,
-		p.PostID, p.Platform, p.ExternalID, p.URL, authorID, t)
-	b.Queue(`INSERT INTO content_blobs (content_hash, content_text, word_count, created_at)
-		VALUES ($1, $2, $3, $4)
-		ON CONFLICT (content_hash) DO UPDATE SET created_at = LEAST(content_blobs.created_at, EXCLUDED.created_at)`,
-		p.ContentHash, p.ContentText, p.WordCount, t)
-	var serverHTML, clientHTML *string
-	for _, h := range []struct {
-		html string
-		dst  **string
-	}{{p.ServerHTML, &serverHTML}, {p.ClientHTML, &clientHTML}} {
-		if h.html == "" {
-			continue
-		}
-		hash := sha256Hex(h.html)
-		*h.dst = &hash
-		b.Queue(`INSERT INTO html_blobs (html_hash, html_content, created_at) VALUES ($1, $2, $3)
-			ON CONFLICT (html_hash) DO UPDATE SET created_at = LEAST(html_blobs.created_at, EXCLUDED.created_at)`,
-			hash, h.html, t)
-	}
-	b.Queue(`INSERT INTO image_occurrence_sets (occurrences_hash, created_at) VALUES ($1, $2)
-		ON CONFLICT (occurrences_hash) DO UPDATE SET created_at = LEAST(image_occurrence_sets.created_at, EXCLUDED.created_at)`,
-		p.OccurrencesHash, t)
-	for _, o := range p.ImageOccurrences {
-		b.Queue(`INSERT INTO image_occurrences (occurrences_hash, original_index, normalized_text_offset, source_url, caption_text)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-			p.OccurrencesHash, o.OriginalIndex, o.NormalizedTextOffset, o.SourceURL, nilIfEmpty(o.CaptionText))
-	}
-	var verifiedAt *time.Time
-	if p.Provenance == events.ProvenanceServerVerified {
-		verifiedAt = &t
-	}
-	b.Queue(`INSERT INTO post_versions (id, post_id, version_hash, content_hash, occurrences_hash,
-			server_verified_at, first_seen_at, last_seen_at, seen_count)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, 1)
-		ON CONFLICT (id) DO UPDATE SET
-			server_verified_at = LEAST(post_versions.server_verified_at, EXCLUDED.server_verified_at),
-			first_seen_at = LEAST(post_versions.first_seen_at, EXCLUDED.first_seen_at),
-			last_seen_at = GREATEST(post_versions.last_seen_at, EXCLUDED.last_seen_at),
-			seen_count = post_versions.seen_count + 1`,
-		p.PostVersionID, p.PostID, p.VersionHash, p.ContentHash, p.OccurrencesHash, verifiedAt, t)
-	queueMeta(b, t, p, serverHTML, clientHTML)
-	if p.ReporterKey != "" {
-		b.Queue(`INSERT INTO version_corroborations (post_version_id, reporter_key, first_at) VALUES ($1, $2, $3)
-			ON CONFLICT (post_version_id, reporter_key) DO UPDATE SET first_at = LEAST(version_corroborations.first_at, EXCLUDED.first_at)`,
-			p.PostVersionID, p.ReporterKey, t)
-	}
-}
-
+// queueMeta upserts a registration's platform metadata row (the platforms
+// queueRegistrations does not write set-based). Every upsert of a
+// registration is order-independent where it can be (LEAST/GREATEST of
+// event times, counters), and last-writer-wins only for fields of one
+// post, whose events are totally ordered in their partition.
 func queueMeta(b *pgx.Batch, t time.Time, p *events.PostVersionRegisteredV1, serverHTML, clientHTML *string) {
 	imageURLs := p.ImageURLs
 	switch {
