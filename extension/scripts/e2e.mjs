@@ -6,7 +6,8 @@
 //   4. the real-stack suite: starts a private Errata stack with a scripted fake
 //      provider (scripts/e2e-stack.mjs: bin/errata serve + worker on the local
 //      Kafka, Postgres, Elasticsearch, ClickHouse), runs real-stack.e2e.ts
-//      (Chromium), workbench.e2e.ts (the /app page in Chromium) and
+//      (Chromium), appeals.e2e.ts (Dispute this claim, decided by the real
+//      appeals stage), workbench.e2e.ts (the /app page in Chromium) and
 //      firefox.e2e.ts against it, then removes the stack.
 // Missing browsers after the install attempt fail the run, and so does a
 // missing bin/errata (run `make build`); only ERRATA_E2E=0 skips everything
@@ -144,7 +145,7 @@ if (externalApi === "") {
   timings.stackStartS = seconds(Date.now() - t0);
   if (stack !== null) realEnv = { ...realEnv, ...stack.testEnv };
 }
-const realFiles = select(["test/e2e/real-stack.e2e.ts", "test/e2e/social.e2e.ts", "test/e2e/workbench.e2e.ts"], ["test/e2e/firefox.e2e.ts"]);
+const realFiles = select(["test/e2e/real-stack.e2e.ts", "test/e2e/appeals.e2e.ts", "test/e2e/social.e2e.ts", "test/e2e/workbench.e2e.ts"], ["test/e2e/firefox.e2e.ts"]);
 console.log(`e2e: ${which ?? "chromium and firefox"} against the real Errata stack at ${realEnv.ERRATA_E2E_API_URL}`);
 t0 = Date.now();
 const realStatus = await vitestRun(realFiles, realEnv);

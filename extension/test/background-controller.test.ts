@@ -362,6 +362,14 @@ describe("Investigate Now and polling", () => {
     expect(await stateOf(h)).toMatchObject({ anchoring: { anchored: [], unanchored: ["claim-1"] } });
     await h.controller.onContentMessage(TAB, { v: 1, type: "CLAIMS_ANCHORED", url: "https://elsewhere.example/", anchored: ["claim-1"], unanchored: [] });
     expect(await stateOf(h)).toMatchObject({ anchoring: { unanchored: ["claim-1"] } });
+    // A claim withdrawn after an appeal is kept as such; what is not a list of ids is dropped.
+    await h.controller.onContentMessage(TAB, { v: 1, type: "CLAIMS_ANCHORED", url: CONTENT.url, anchored: [], unanchored: [], withdrawn: ["claim-1"] });
+    expect(await stateOf(h)).toMatchObject({ anchoring: { anchored: [], unanchored: [], withdrawn: ["claim-1"] } });
+    const forged = { v: 1, type: "CLAIMS_ANCHORED", url: CONTENT.url, anchored: [], unanchored: [], withdrawn: [7, "x".repeat(129), "claim-1", null] };
+    await h.controller.onContentMessage(TAB, forged as unknown as Parameters<typeof h.controller.onContentMessage>[1]);
+    expect(await stateOf(h)).toMatchObject({ anchoring: { withdrawn: ["claim-1"] } });
+    await h.controller.onContentMessage(TAB, { v: 1, type: "CLAIMS_ANCHORED", url: CONTENT.url, anchored: ["claim-1"], unanchored: [] });
+    expect(await stateOf(h)).toMatchObject({ anchoring: { anchored: ["claim-1"], withdrawn: [] } });
   });
 });
 

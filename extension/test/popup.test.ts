@@ -109,6 +109,37 @@ describe("popup states", () => {
     expect(r.main.querySelector(".reasoning a")?.getAttribute("href")).toBe("https://example.org/");
   });
 
+  it("a claim withdrawn after an appeal is listed as withdrawn, last, and not counted; never as not found", () => {
+    const claims = [claim("a", "Withdrawn claim"), claim("b", "Standing claim"), claim("c", "Claim not on the page")];
+    const r = render({
+      ...base,
+      status: { investigationState: "INVESTIGATED", provenance: "SERVER_VERIFIED", claims },
+      // An older report may still name the withdrawn claim as not placed.
+      anchoring: { anchored: ["b"], unanchored: ["a", "c"], withdrawn: ["a"] },
+    });
+    expect(r.name).toBe("incorrect-claims");
+    expect(r.text).toContain("2 incorrect claims found");
+    const items = [...r.main.querySelectorAll<HTMLElement>("ol.claims > li")];
+    expect(items.map((li) => li.dataset["claimId"])).toEqual(["b", "c", "a"]);
+    const withdrawn = items[2];
+    expect(withdrawn?.classList.contains("withdrawn")).toBe(true);
+    expect(withdrawn?.querySelector(".claim-note")?.textContent).toBe("Withdrawn after review; no longer highlighted.");
+    expect(withdrawn?.textContent).not.toContain("Not found in the page text");
+    expect(withdrawn?.querySelector(".show-in-page")).toBeNull();
+    expect(items[1]?.textContent).toContain("Not found in the page text");
+    expect(r.text).toContain("1 of them could not be placed in the page");
+
+    const allGone = render({
+      ...base,
+      status: { investigationState: "INVESTIGATED", provenance: "SERVER_VERIFIED", claims: [claims[0] as Claim] },
+      anchoring: { anchored: [], unanchored: [], withdrawn: ["a"] },
+    });
+    expect(allGone.name).toBe("clean");
+    expect(allGone.text).toContain("No incorrect claims remain.");
+    expect(allGone.text).toContain("Withdrawn after review; no longer highlighted.");
+    expect(allGone.text).not.toContain("could not be placed");
+  });
+
   it("clean, failed with retry, skipped, upgrade required, errors", () => {
     expect(render({ ...base, status: { investigationState: "INVESTIGATED", provenance: "SERVER_VERIFIED", claims: [] } }).text).toContain(
       "No issues found.",

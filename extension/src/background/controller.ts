@@ -119,6 +119,11 @@ function claimIds(claims: readonly Claim[]): string {
   return JSON.stringify(claims.map((c) => c.id));
 }
 
+/** The withdrawn claim ids a content script reported (an older one sends none): strings only, bounded. */
+function idList(ids: unknown): string[] {
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string" && id.length <= 128).slice(0, 500) : [];
+}
+
 function withoutKeys<T extends object>(state: T, ...keys: Array<keyof T>): T {
   const copy = { ...state };
   for (const key of keys) delete copy[key];
@@ -181,7 +186,7 @@ export class BackgroundController {
     if (message.type === "CLAIMS_ANCHORED") {
       await this.mutate(tabId, (state) =>
         state.kind === "status" && state.url === message.url && state.status.investigationState === "INVESTIGATED"
-          ? { ...state, anchoring: { anchored: message.anchored, unanchored: message.unanchored } }
+          ? { ...state, anchoring: { anchored: message.anchored, unanchored: message.unanchored, withdrawn: idList(message.withdrawn) } }
           : null,
       );
       return;

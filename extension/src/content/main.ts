@@ -202,8 +202,8 @@ function scan(): void {
   });
   appeals = tracker;
   annotator = new Annotator(adapter, document, {
-    report(anchored, unanchored) {
-      send({ v: MESSAGE_PROTOCOL_VERSION, type: "CLAIMS_ANCHORED", url, anchored, unanchored });
+    report(anchored, unanchored, withdrawn) {
+      send({ v: MESSAGE_PROTOCOL_VERSION, type: "CLAIMS_ANCHORED", url, anchored, unanchored, withdrawn });
     },
     appeals: tracker,
   });

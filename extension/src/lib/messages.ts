@@ -19,7 +19,7 @@ export type ContentMessage =
   /** The page never became readable before the content script gave up. */
   | { v: 1; type: "PAGE_UNAVAILABLE"; platform: Platform; url: string; reason: AdapterNotReadyReason }
   /** Which of the drawn claims could be placed on the page (ids), after each anchoring pass. */
-  | { v: 1; type: "CLAIMS_ANCHORED"; url: string; anchored: string[]; unanchored: string[] };
+  | { v: 1; type: "CLAIMS_ANCHORED"; url: string; anchored: string[]; unanchored: string[]; withdrawn?: string[] };
 
 export type PopupMessage =
   | { v: 1; type: "GET_TAB_STATE"; tabId: number }

@@ -26,6 +26,8 @@ export type PostStatus = ViewStatus | FailedStatus;
 export interface Anchoring {
   anchored: string[];
   unanchored: string[];
+  /** Claims withdrawn after an appeal (no longer highlighted; the server leaves them out from now on). */
+  withdrawn?: string[];
 }
 
 /** The popup's "Verdict for this post": the verdict analysis of the version in the tab. */

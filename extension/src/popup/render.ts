@@ -76,7 +76,7 @@ export function stateName(state: TabState): string {
         case "FAILED":
           return "failed";
         case "INVESTIGATED":
-          return state.status.claims.length === 0 ? "clean" : "incorrect-claims";
+          return state.status.claims.some((c) => state.anchoring?.withdrawn?.includes(c.id) !== true) ? "incorrect-claims" : "clean";
       }
   }
 }
@@ -150,7 +150,10 @@ function claimList(ctx: PopupContext, claims: ReadonlyArray<Claim | ClaimPayload
       item.dataset["claimId"] = claim.id;
       const row = el(ctx, "div", undefined, "claim-actions");
       const anchoring = state.anchoring;
-      if (anchoring?.anchored.includes(claim.id) === true) {
+      if (anchoring?.withdrawn?.includes(claim.id) === true) {
+        item.classList.add("withdrawn");
+        row.append(el(ctx, "span", "Withdrawn after review; no longer highlighted.", "claim-note muted"));
+      } else if (anchoring?.anchored.includes(claim.id) === true) {
         row.append(button(ctx, "Show in page", () => ctx.onFocusClaim(claim.id), "link-button show-in-page"));
       } else if (anchoring?.unanchored.includes(claim.id) === true) {
         item.classList.add("unanchored");
@@ -231,14 +234,20 @@ function renderStatus(ctx: PopupContext, state: StatusState): HTMLElement[] {
       return [post, el(ctx, "p", "The investigation failed.", "headline bad"), actions(ctx, retry), ...requestError(ctx, state)];
     }
     case "INVESTIGATED": {
-      const n = s.claims.length;
-      if (n === 0) return [post, el(ctx, "p", "No issues found.", "headline good")];
+      if (s.claims.length === 0) return [post, el(ctx, "p", "No issues found.", "headline good")];
+      // A claim withdrawn after an appeal is listed as such, after the others, and not counted.
+      const withdrawn = new Set(state.anchoring?.withdrawn ?? []);
+      const standing = s.claims.filter((c) => !withdrawn.has(c.id));
+      const gone = s.claims.filter((c) => withdrawn.has(c.id));
+      const n = standing.length;
       const out: HTMLElement[] = [
         post,
-        el(ctx, "p", `${n} incorrect claim${n === 1 ? "" : "s"} found`, "headline bad"),
-        claimList(ctx, s.claims, state),
+        n === 0
+          ? el(ctx, "p", "No incorrect claims remain.", "headline good")
+          : el(ctx, "p", `${n} incorrect claim${n === 1 ? "" : "s"} found`, "headline bad"),
+        claimList(ctx, [...standing, ...gone], state),
       ];
-      const missing = state.anchoring?.unanchored.length ?? 0;
+      const missing = state.anchoring?.unanchored.filter((id) => !withdrawn.has(id)).length ?? 0;
       if (missing > 0) {
         out.push(el(ctx, "p", `${missing} of them could not be placed in the page and ${missing === 1 ? "is" : "are"} listed here only.`, "muted"));
       }

@@ -80,6 +80,29 @@ describe("Annotator", () => {
     expect(doc.querySelector("errata-annotations")).toBeNull();
   });
 
+  it("a claim withdrawn after an appeal: its highlight goes, it is reported as withdrawn, and is never drawn again", () => {
+    const told: Array<[string[], string[], string[]]> = [];
+    const dom = new JSDOM(lesswrongPostPage(BODY, URL), { url: URL, pretendToBeVisual: true });
+    const win = dom.window as unknown as Window & { CSS: unknown; Highlight: unknown };
+    const highlights = new Map<string, FakeHighlight>();
+    win.CSS = { highlights };
+    win.Highlight = FakeHighlight;
+    (dom.window.Range.prototype as unknown as { getClientRects: () => DOMRect[] }).getClientRects = () => [
+      { left: 10, top: 50, right: 110, bottom: 70, width: 100, height: 20, x: 10, y: 50 } as DOMRect,
+    ];
+    const withdrawing = new Annotator(lesswrongAdapter, dom.window.document, { report: (a, u, w) => told.push([a, u, w]) });
+    withdrawing.setClaims(claims, true);
+    expect(told).toEqual([[["a"], ["b"], []]]);
+    withdrawing.retract("a");
+    expect(highlights.has("errata-claim")).toBe(false);
+    expect(told.at(-1)).toEqual([[], ["b"], ["a"]]);
+    // The background still sends it (its answer predates the decision): not drawn, still reported as withdrawn.
+    withdrawing.setClaims(claims, true);
+    expect(highlights.has("errata-claim")).toBe(false);
+    expect(told.at(-1)).toEqual([[], ["b"], ["a"]]);
+    withdrawing.clear();
+  });
+
   it("anchors again after the post is re-rendered", async () => {
     const { doc, registry, reports, annotator } = page();
     annotator.setClaims(claims, true);

@@ -12,7 +12,8 @@ export interface ScriptClaim {
   context: string;
   summary: string;
   reasoning: string;
-  sources: { url: string; title: string; snippet: string }[];
+  /** appealStance: the fake's answer when an appeal review judges the source (fakeopenai.ScriptSource). */
+  sources: { url: string; title: string; snippet: string; appealStance?: { entail: number; contradict: number; neutral: number } }[];
   approved: boolean;
 }
 
@@ -30,11 +31,13 @@ export interface FakeScript {
 /** One line of `errata fake-openai --script-log` (fakeopenai.ScriptLogEntry). */
 export interface FakeLogEntry {
   seq: number;
-  kind: "investigate" | "continue" | "validate" | "other";
+  kind: "investigate" | "continue" | "validate" | "stance" | "extract" | "summary" | "other";
   rule: string;
   claims?: number;
   text?: string;
   approved?: boolean;
+  /** The appeal whose review sent a "stance" request. */
+  appeal?: string;
 }
 
 export const REAL_API_URL = process.env["ERRATA_E2E_API_URL"]?.trim() ?? "";

@@ -21,8 +21,9 @@ import (
 // the verdict the script gives it. A post no rule matches ends without
 // claims. A source may carry a stance, which the fake answers when the
 // evidence engine judges a passage holding its snippet against its claim
-// (see Script.stance); every other passage is neutral. The script is test
-// data: its verdicts and stances check nothing.
+// (see Script.stance); every other passage is neutral. An appeal review
+// (consumers/appeals) may be answered otherwise (ScriptSource.AppealStance).
+// The script is test data: its verdicts and stances check nothing.
 type Script struct {
 	// APIKey is the only key the fake accepts (GET /v1/models answers 401
 	// for any other, so the API's key check says "invalid"). Empty: any key.
@@ -68,6 +69,13 @@ type ScriptSource struct {
 	// Snippet when it is judged against this claim (see Script.stance);
 	// nil: neutral.
 	Stance *ScriptStance `json:"stance,omitempty"`
+	// AppealStance, when set, replaces Stance when an appeal review judges
+	// the passage: a stance request whose metadata names the appeal
+	// (appeal_id, as consumers/appeals sends it on the Responses API), so a
+	// script can have a claim published by its investigation and then
+	// withdrawn (or upheld) by the review of an appeal. Nil: the review is
+	// answered like any other stance request.
+	AppealStance *ScriptStance `json:"appealStance,omitempty"`
 	// PublishedAt (RFC 3339) dates a verdict claim's source in the search
 	// stand-in's results (Script.SearchHandler); empty: undated.
 	PublishedAt string `json:"publishedAt,omitempty"`
@@ -148,8 +156,11 @@ func (sc *Script) check() error {
 				if strings.TrimSpace(s.Title) == "" || strings.TrimSpace(s.Snippet) == "" {
 					return fmt.Errorf("%s sources[%d]: title and snippet must not be empty", where, k)
 				}
-				if s.Stance != nil {
-					if err := s.Stance.check(); err != nil {
+				for _, st := range []*ScriptStance{s.Stance, s.AppealStance} {
+					if st == nil {
+						continue
+					}
+					if err := st.check(); err != nil {
 						return fmt.Errorf("%s sources[%d]: %w", where, k, err)
 					}
 				}
@@ -193,6 +204,9 @@ type ScriptLogEntry struct {
 	// how many of them got a scripted stance (the others are neutral).
 	Passages int `json:"passages,omitempty"`
 	Matched  int `json:"matched,omitempty"`
+	// Appeal is the appeal whose review sent a "stance" request (its
+	// metadata's appeal_id; empty for every other stance request).
+	Appeal string `json:"appeal,omitempty"`
 }
 
 // Play makes the fake answer POST /v1/responses from sc, and stance
@@ -229,8 +243,10 @@ func (s *Server) Play(sc *Script, log io.Writer) {
 			record(ScriptLogEntry{Seq: req.Seq, Kind: "other"})
 			return badStanceRequest(err), true
 		}
-		text, stances, matched := sc.stance(claim, passages)
-		record(ScriptLogEntry{Seq: req.Seq, Kind: "stance", Text: text, Passages: len(passages), Matched: matched})
+		appeal := appealOf(req.Endpoint, req.Body)
+		text, stances, matched := sc.stance(claim, passages, appeal != "")
+		record(ScriptLogEntry{Seq: req.Seq, Kind: "stance", Text: text, Passages: len(passages), Matched: matched,
+			Appeal: appeal})
 		return textReply(req.Endpoint, stanceAnswer(stances)), true
 	}
 	verdict := func(req Request) (Step, bool) {

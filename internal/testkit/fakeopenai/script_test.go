@@ -194,6 +194,7 @@ func TestExtensionE2EScriptQuotesTheSavedPages(t *testing.T) {
 	pages := map[string]string{
 		"lesswrong":          "lesswrong-ioZxrP7BhS5ArK59w.normalized.txt",
 		"wikipedia-einstein": "wikipedia-albert-einstein-page-html-1.parseApi.normalized.txt",
+		"wikipedia-climate":  "wikipedia-climate-change-page-html-1.parseApi.normalized.txt",
 	}
 	checked := 0
 	for _, r := range sc.Rules {

@@ -135,8 +135,9 @@ func fencedSections(text string) ([]section, error) {
 // text, compared normalized); each passage takes the stance of that
 // claim's source whose snippet it contains (the longest snippet).
 // Everything else, a source without a stance included, is neutral (entail
-// 0, contradict 0, neutral 1).
-func (sc *Script) stance(claim string, passages []string) (claimText string, out []ScriptStance, matched int) {
+// 0, contradict 0, neutral 1). In an appeal review (appeal), a source's
+// AppealStance, when it has one, replaces its Stance.
+func (sc *Script) stance(claim string, passages []string, appeal bool) (claimText string, out []ScriptStance, matched int) {
 	type scripted struct {
 		text    string
 		sources []ScriptSource
@@ -172,8 +173,15 @@ func (sc *Script) stance(claim string, passages []string) (claimText string, out
 				src = s
 			}
 		}
-		if src != nil && src.Stance != nil {
-			out[k] = *src.Stance
+		if src == nil {
+			continue
+		}
+		st := src.Stance
+		if appeal && src.AppealStance != nil {
+			st = src.AppealStance
+		}
+		if st != nil {
+			out[k] = *st
 			matched++
 		}
 	}
@@ -181,6 +189,26 @@ func (sc *Script) stance(claim string, passages []string) (claimText string, out
 		claimText = best.text
 	}
 	return claimText, out, matched
+}
+
+// metadataAppealID is the request metadata key naming the appeal whose
+// review sent a stance request (consumers/appeals).
+const metadataAppealID = "appeal_id"
+
+// appealOf is the appeal a request's metadata names, or "": the Responses
+// API carries metadata, Chat Completions none (so an appeal review on that
+// endpoint is answered like any other stance request).
+func appealOf(ep Endpoint, body []byte) string {
+	if ep != Responses {
+		return ""
+	}
+	var req struct {
+		Metadata map[string]string `json:"metadata"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return ""
+	}
+	return req.Metadata[metadataAppealID]
 }
 
 // stanceAnswer is the strict answer to a stance request.

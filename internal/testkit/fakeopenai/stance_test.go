@@ -33,8 +33,13 @@ func playStance(t *testing.T) (*fakeopenai.Server, *bytes.Buffer) {
 
 func judge(t *testing.T, s *fakeopenai.Server, p llm.Provider, batch int, claim string, passages ...string) []evidence.StanceResult {
 	t.Helper()
-	got, err := stance.New(p, stance.Config{BatchSize: batch}).Judge(context.Background(),
-		stance.Call{Claim: claim, Passages: passages, Cred: llm.Credentials{BaseURL: s.URL}}, nil)
+	return judgeCall(t, s, p, batch, stance.Call{Claim: claim, Passages: passages})
+}
+
+func judgeCall(t *testing.T, s *fakeopenai.Server, p llm.Provider, batch int, call stance.Call) []evidence.StanceResult {
+	t.Helper()
+	call.Cred = llm.Credentials{BaseURL: s.URL}
+	got, err := stance.New(p, stance.Config{BatchSize: batch}).Judge(context.Background(), call, nil)
 	require.NoError(t, err)
 	return got
 }
@@ -84,6 +89,44 @@ func TestScriptStanceFollowsTheClaim(t *testing.T) {
 		{Seq: 2, Kind: "stance", Text: "the tower is 450 metres tall", Passages: 1, Matched: 1},
 		{Seq: 3, Kind: "stance", Passages: 1},
 	}, logEntries(t, log))
+}
+
+// An appeal review's stance requests (their metadata names the appeal, as
+// consumers/appeals sends them) take a source's appealStance where it has
+// one, its stance elsewhere; every other stance request ignores
+// appealStance. Chat Completions carries no metadata: there the review is
+// answered like the investigation.
+func TestScriptAnswersAppealReviewsWithTheirOwnStances(t *testing.T) {
+	passages := []string{
+		"Britannica says: The tower was completed in March 1889.",
+		"Construction finished in 1889 - in time for the \"Exposition Universelle\".",
+		"The tower opened to the public in May 1889.",
+		"A passage the script does not know.",
+	}
+	review := map[string]string{"appeal_id": "4f0c2b9e-6a47-5d1e-9c3b-2f8e7a1d0c55", "claim_id": "c1"}
+	investigation := []evidence.StanceResult{result(0.02, 0.95, 0.03), result(0, 0.9, 0.1), result(0, 0, 1), result(0, 0, 1)}
+	for name, tc := range map[string]struct {
+		p        llm.Provider
+		metadata map[string]string
+		want     []evidence.StanceResult
+		matched  int
+		appeal   string
+	}{
+		"review on Responses": {llm.OpenAIResponses{}, review,
+			[]evidence.StanceResult{result(0.1, 0.05, 0.85), result(0, 0.9, 0.1), result(0, 0.6, 0.4), result(0, 0, 1)}, 3, review["appeal_id"]},
+		"investigation on Responses": {llm.OpenAIResponses{}, map[string]string{"investigation_id": "i1", "submission_id": "s1"}, investigation, 2, ""},
+		"empty appeal id":            {llm.OpenAIResponses{}, map[string]string{"appeal_id": ""}, investigation, 2, ""},
+		"review on Chat Completions": {llm.ChatCompletions{}, review, investigation, 2, ""},
+		"no metadata on Chat":        {llm.ChatCompletions{}, nil, investigation, 2, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, log := playStance(t)
+			got := judgeCall(t, s, tc.p, 8, stance.Call{Claim: towerClaim, Passages: passages, Metadata: tc.metadata})
+			require.Equal(t, tc.want, got)
+			require.Equal(t, []fakeopenai.ScriptLogEntry{{Seq: 1, Kind: "stance", Text: towerClaim, Passages: 4,
+				Matched: tc.matched, Appeal: tc.appeal}}, logEntries(t, log))
+		})
+	}
 }
 
 // A passage that forges a section boundary stays one passage: the fake
@@ -170,5 +213,16 @@ func TestParseScriptChecksStances(t *testing.T) {
 			_, err := fakeopenai.ParseScript([]byte(script(tc.stance)))
 			require.ErrorContains(t, err, tc.err)
 		})
+		// An appeal review's stance is checked the same way.
+		t.Run("appeal "+name, func(t *testing.T) {
+			appeal := strings.Replace(script(`{"entail":0,"contradict":0.95,"neutral":0.05}`), `}],"approved"`,
+				`,"appealStance":`+tc.stance+`}],"approved"`, 1)
+			_, err := fakeopenai.ParseScript([]byte(appeal))
+			require.ErrorContains(t, err, tc.err)
+		})
 	}
+	sc, err = fakeopenai.ParseScript([]byte(strings.Replace(script(`{"entail":0,"contradict":0.95,"neutral":0.05}`),
+		`}],"approved"`, `,"appealStance":{"entail":0.2,"contradict":0.1,"neutral":0.7}}],"approved"`, 1)))
+	require.NoError(t, err)
+	require.Equal(t, &fakeopenai.ScriptStance{Entail: 0.2, Contradict: 0.1, Neutral: 0.7}, sc.Rules[0].Claims[0].Sources[0].AppealStance)
 }

@@ -57,8 +57,11 @@ const TOOLTIP_HIDE_DELAY_MS = 300;
 const INTERACTIVE = "a, button, input, textarea, select, summary, label, [contenteditable], [role=button], [role=link]";
 
 export interface AnnotatorOptions {
-  /** Told after each anchoring pass whose outcome differs from the previous one. */
-  report(anchored: string[], unanchored: string[]): void;
+  /**
+   * Told after each anchoring pass whose outcome differs from the previous one, and after a retraction:
+   * the claims placed, those not found, and those withdrawn after an appeal (never drawn again).
+   */
+  report(anchored: string[], unanchored: string[], withdrawn: string[]): void;
   /** Appeals of the claims ("Dispute this claim" in each panel); without it the panel has no dispute section. */
   appeals?: AppealTracker;
 }
@@ -186,8 +189,9 @@ export class Annotator {
     this.paint();
     const anchoredIds = this.anchored.map((a) => a.claim.id);
     const unanchoredIds = this.claims.filter((c) => !anchoredIds.includes(c.id)).map((c) => c.id);
-    this.lastReport = JSON.stringify([anchoredIds, unanchoredIds]);
-    this.options.report(anchoredIds, unanchoredIds);
+    const withdrawnIds = [...this.retracted];
+    this.lastReport = JSON.stringify([anchoredIds, unanchoredIds, withdrawnIds]);
+    this.options.report(anchoredIds, unanchoredIds, withdrawnIds);
   }
 
   setVisible(visible: boolean): void {
@@ -309,10 +313,11 @@ export class Annotator {
     this.paint();
     const anchoredIds = result.anchored.map((a) => a.claim.id);
     const unanchoredIds = result.unanchored.map((c) => c.id);
-    const summary = JSON.stringify([anchoredIds, unanchoredIds]);
+    const withdrawnIds = [...this.retracted];
+    const summary = JSON.stringify([anchoredIds, unanchoredIds, withdrawnIds]);
     if (summary !== this.lastReport) {
       this.lastReport = summary;
-      this.options.report(anchoredIds, unanchoredIds);
+      this.options.report(anchoredIds, unanchoredIds, withdrawnIds);
     }
   }
 
