@@ -34,7 +34,9 @@ func benchCmd() *cobra.Command {
 		Long: "Runs in its own Postgres database and Kafka topics (created and removed by the run):\n" +
 			"API register+view load against a fiber echo handler, freshness (event appended -> visible in the API)\n" +
 			"against a raw Kafka round trip, the serving projector against pgx CopyFrom and a raw Kafka consume,\n" +
-			"and a replay from offset 0 against a raw consume of the same topics. The table goes to stdout,\n" +
+			"a replay from offset 0 against a raw consume of the same topics, and (with ERRATA_ELASTICSEARCH_URL and\n" +
+			"ERRATA_CLICKHOUSE_URL) the search projector against a raw _bulk and the metrics projector against raw\n" +
+			"clickhouse-go inserts of the same documents and rows. The table goes to stdout,\n" +
 			"progress to stderr.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if external != "" {
@@ -50,6 +52,7 @@ func benchCmd() *cobra.Command {
 			}
 			opt.Brokers, opt.AdminDatabaseURL, opt.HashSecret = cfg.KafkaBrokers, cfg.DatabaseURL, cfg.HashSecret
 			opt.IPRangeDailyCap, opt.ReadYourWritesTimeout = cfg.ViewIPRangeDailyCap, cfg.ReadYourWritesTimeout
+			opt.ElasticsearchURL, opt.ClickHouseURL = cfg.ElasticsearchURL, cfg.ClickHouseURL
 			opt.Progress, opt.Log = cmd.ErrOrStderr(), log.With("component", "bench")
 			extensions = slices.DeleteFunc(extensions, func(s string) bool { return s == "" })
 			for _, name := range extensions {
@@ -98,6 +101,8 @@ func benchCmd() *cobra.Command {
 	f.Int32Var(&opt.Partitions, "partitions", 3, "partitions of the bench's topics")
 	f.StringSliceVar(&extensions, "api-extensions", apiSurfaceNames(), "API extensions to mount, as errata serve does (empty: none)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON instead of a Markdown table")
+	f.IntVar(&opt.SearchRounds, "search-rounds", 10, "rounds of the search projection phase (500 registrations and completions each)")
+	f.IntVar(&opt.MetricsRounds, "metrics-rounds", 3, "rounds of the metrics projection phase (the workload projected again, its rows inserted raw)")
 	f.IntVar(&opt.ViewConcurrency, "view-concurrency", 64, "clients of the view-path phase (recordViewAndGetStatus of one version beside produce+select and echo baselines); 0 skips it")
 	f.StringVar(&opt.ProfileDir, "profile-dir", "", "keep the view path's raw CPU profiles (<path>.cpu.pprof) in this directory, for go tool pprof")
 	f.StringVar(&external, "external", "", "black-box check of a running errata serve at this URL (run with ERRATA_RATE_LIMIT=off): recordViewAndGetStatus of one registered version against /health, --view-concurrency clients, --duration each; nothing else runs")

@@ -57,6 +57,7 @@ type Projector struct {
 	deadLetter DeadLetterer
 	log        *slog.Logger
 	insertRows int
+	columns    *columnTypes
 }
 
 // NewProjector returns a projector writing to conn's default database;
@@ -67,7 +68,7 @@ func NewProjector(conn driver.Conn, reg *events.Registry, topics events.Topics, 
 		insertRows = DefaultInsertRows
 	}
 	return &Projector{conn: conn, registry: reg, topics: topics, deadLetter: dl, insertRows: insertRows,
-		log: log.With("projector", ProjectorName)}
+		columns: &columnTypes{conn: conn}, log: log.With("projector", ProjectorName)}
 }
 
 // Positions implements kafka.PositionStore: the next offset stored per
@@ -295,7 +296,8 @@ func (p *Projector) park(ctx context.Context, parked []parking) error {
 		return nil
 	}
 	slices.SortFunc(parked, func(a, b parking) int { return cmp.Compare(a.rec.Offset, b.rec.Offset) })
-	batch, err := p.conn.PrepareBatch(ctx, "INSERT INTO _parked ("+parkedColumns+", reason, record_time)")
+	batch, err := p.conn.PrepareBatch(p.columns.insertContext(ctx, "_parked", columnList(parkedColumns+", reason, record_time")),
+		"INSERT INTO _parked ("+parkedColumns+", reason, record_time)")
 	if err != nil {
 		return fmt.Errorf("prepare insert into _parked: %w", err)
 	}
@@ -372,8 +374,12 @@ func (p *Projector) decode(recs []*kgo.Record) []decodedRecord {
 	return out
 }
 
+// positionColumns are the columns of _positions storePosition writes.
+var positionColumns = []string{"topic", "partition", "next_offset", "event_time"}
+
 func (p *Projector) storePosition(ctx context.Context, topic string, partition int32, next int64, at time.Time) error {
-	batch, err := p.conn.PrepareBatch(ctx, "INSERT INTO _positions (topic, partition, next_offset, event_time)")
+	batch, err := p.conn.PrepareBatch(p.columns.insertContext(ctx, "_positions", positionColumns),
+		"INSERT INTO _positions (topic, partition, next_offset, event_time)")
 	if err != nil {
 		return fmt.Errorf("store metrics position: %w", err)
 	}
@@ -389,39 +395,39 @@ func (p *Projector) storePosition(ctx context.Context, topic string, partition i
 
 // insert writes the rows, table by table, in INSERTs of at most insertRows.
 func (p *Projector) insert(ctx context.Context, s *rowSet) error {
-	if err := insertChunks(ctx, p.conn, p.insertRows, "post_versions", s.postVersions, func(b driver.Batch, r postVersionRow) error {
+	if err := insertChunks(ctx, p, "post_versions", s.postVersions, func(b driver.Batch, r postVersionRow) error {
 		return b.Append(r.EventID, r.PostID, r.PostVersionID, r.Platform, r.ExternalID, r.URL, r.VersionHash,
 			r.AuthorID, r.AuthorPlatformUserID, r.AuthorDisplayName, r.Provenance, r.WordCount, r.ReporterKeyHash,
 			r.RegisteredAt, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "views", s.views, func(b driver.Batch, r viewRow) error {
+	if err := insertChunks(ctx, p, "views", s.views, func(b driver.Batch, r viewRow) error {
 		return b.Append(r.EventID, r.PostID, r.PostVersionID, r.Platform, r.ViewerKind, r.Authenticated,
 			r.ViewedAt, r.ViewedOn, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "investigations", s.investigations, func(b driver.Batch, r investigationRow) error {
+	if err := insertChunks(ctx, p, "investigations", s.investigations, func(b driver.Batch, r investigationRow) error {
 		return b.Append(r.EventID, r.InvestigationID, r.PostID, r.PostVersionID, r.Status, r.Platform, r.Source,
 			r.UniqueViewScore, r.Provenance, r.PromptVersion, r.Provider, r.Model, r.ClaimCount, r.FailureReason,
 			r.Attempts, r.Series, r.ConfigurationID, r.ExperimentID, r.Arm, r.Supersedes, r.EventTime, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "claims", s.claims, func(b driver.Batch, r claimRow) error {
+	if err := insertChunks(ctx, p, "claims", s.claims, func(b driver.Batch, r claimRow) error {
 		return b.Append(r.EventID, r.ClaimID, r.InvestigationID, r.PostID, r.PostVersionID, r.Position, r.Text,
 			r.Summary, r.SourceCount, r.PublishedAt, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "attempts", s.attempts, func(b driver.Batch, r attemptRow) error {
+	if err := insertChunks(ctx, p, "attempts", s.attempts, func(b driver.Batch, r attemptRow) error {
 		return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.PromptName, r.PromptVersion, r.PromptSHA256,
 			r.Provider, r.Model, r.Credential, r.StartedAt, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "claim_assessments", s.assessments, func(b driver.Batch, r assessmentRow) error {
+	if err := insertChunks(ctx, p, "claim_assessments", s.assessments, func(b driver.Batch, r assessmentRow) error {
 		return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Series, r.Attempt, r.Causal,
 			r.EMax, r.EMean3, r.CMax, r.AgreeDom, r.RelAvg, r.RecMax, r.NumOK, r.Raw, r.Score, r.Verdict,
 			r.Gate4, r.Gate4Sources, r.Gate4Quality, r.Gate4Agreement, r.RegistryVersion, r.PolicyVersion, r.PublishMode,
@@ -430,25 +436,25 @@ func (p *Projector) insert(ctx context.Context, s *rowSet) error {
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "assessment_sources", s.assessmentSources, func(b driver.Batch, r assessmentSourceRow) error {
+	if err := insertChunks(ctx, p, "assessment_sources", s.assessmentSources, func(b driver.Batch, r assessmentSourceRow) error {
 		return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Position, r.URL, r.Domain, r.Tier, r.Rule, r.Origin,
 			r.Entail, r.Contradict, r.Neutral, r.StanceNote, r.Num, r.Recency, r.AssessedAt, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "analyses", s.analyses, func(b driver.Batch, r analysisRow) error {
+	if err := insertChunks(ctx, p, "analyses", s.analyses, func(b driver.Batch, r analysisRow) error {
 		return b.Append(r.EventID, r.AnalysisID, r.InputKind, r.Platform, r.Source, r.Prompt, r.TextLength, r.RequestedAt,
 			r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "analysis_attempts", s.analysisAttempts, func(b driver.Batch, r analysisAttemptRow) error {
+	if err := insertChunks(ctx, p, "analysis_attempts", s.analysisAttempts, func(b driver.Batch, r analysisAttemptRow) error {
 		return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Prompts, r.Provider, r.Model, r.RegistryVersion,
 			r.PolicyVersion, r.Rubric, r.StartedAt, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "post_verdicts", s.postVerdicts, func(b driver.Batch, r postVerdictRow) error {
+	if err := insertChunks(ctx, p, "post_verdicts", s.postVerdicts, func(b driver.Batch, r postVerdictRow) error {
 		return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Label, r.Band, r.TruthPercent, r.Confidence, r.ConfidenceBand,
 			r.Caps, r.ClaimCount, r.CaveatCount, r.SourceCount, r.FromSearch, r.VerdictAt, r.partition, r.offset)
 	}); err != nil {
@@ -460,25 +466,25 @@ func (p *Projector) insert(ctx context.Context, s *rowSet) error {
 // insertCohorts writes the rows of configurations, experiments, appeals
 // and exchanges.
 func (p *Projector) insertCohorts(ctx context.Context, s *rowSet) error {
-	if err := insertChunks(ctx, p.conn, p.insertRows, "configurations", s.configurations, func(b driver.Batch, r configurationRow) error {
+	if err := insertChunks(ctx, p, "configurations", s.configurations, func(b driver.Batch, r configurationRow) error {
 		return b.Append(r.EventID, r.ConfigurationID, r.Name, r.Provider, r.Model, r.ValidatorModel, r.InvestigatorPrompt,
 			r.ValidatorPrompt, r.Policy, r.AuthorContext, r.Operator, r.DeclaredAt, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "experiments", s.experiments, func(b driver.Batch, r experimentRow) error {
+	if err := insertChunks(ctx, p, "experiments", s.experiments, func(b driver.Batch, r experimentRow) error {
 		return b.Append(r.EventID, r.ExperimentID, r.Kind, r.Name, r.ControlConfigurationID, r.CandidateConfigurationID,
 			r.CandidateShareBP, r.Operator, r.EventTime, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	if err := insertChunks(ctx, p.conn, p.insertRows, "appeals", s.appeals, func(b driver.Batch, r appealRow) error {
+	if err := insertChunks(ctx, p, "appeals", s.appeals, func(b driver.Batch, r appealRow) error {
 		return b.Append(r.EventID, r.AppealID, r.Kind, r.ClaimID, r.InvestigationID, r.Role, r.URLCount, r.Outcome,
 			r.PolicyVersion, r.EventTime, r.partition, r.offset)
 	}); err != nil {
 		return err
 	}
-	return insertChunks(ctx, p.conn, p.insertRows, "exchanges", s.exchanges, func(b driver.Batch, r exchangeRow) error {
+	return insertChunks(ctx, p, "exchanges", s.exchanges, func(b driver.Batch, r exchangeRow) error {
 		return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.Stage, r.Round, r.Provider, r.Model, r.HTTPStatus,
 			r.Failed, r.DurationMS, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.ReasoningTokens, r.TotalTokens,
 			r.RecordedAt, r.partition, r.offset)
@@ -514,10 +520,12 @@ var columns = map[string]string{
 		"cached_input_tokens, output_tokens, reasoning_tokens, total_tokens, recorded_at, log_partition, log_offset",
 }
 
-func insertChunks[R any](ctx context.Context, conn driver.Conn, size int, table string, rows []R, appendRow func(driver.Batch, R) error) error {
-	for start := 0; start < len(rows); start += size {
-		end := min(start+size, len(rows))
-		batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+columns[table]+")")
+// insertChunks inserts rows into table in INSERTs of at most p.insertRows.
+func insertChunks[R any](ctx context.Context, p *Projector, table string, rows []R, appendRow func(driver.Batch, R) error) error {
+	for start := 0; start < len(rows); start += p.insertRows {
+		end := min(start+p.insertRows, len(rows))
+		batch, err := p.conn.PrepareBatch(p.columns.insertContext(ctx, table, columnList(columns[table])),
+			"INSERT INTO "+table+" ("+columns[table]+")")
 		if err != nil {
 			return fmt.Errorf("prepare insert into %s: %w", table, err)
 		}

@@ -83,6 +83,8 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 	b := &pgx.Batch{}
 	touched := map[string]bool{}
 	var registered []string
+	var regs []registration
+	var comps []completion
 	analyses := map[string]int64{}
 	for _, ev := range evs {
 		if slices.Contains(analysisTypes, ev.Type()) {
@@ -95,45 +97,41 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 		}
 		switch p := ev.Payload.(type) {
 		case *events.PostVersionRegisteredV1:
-			queueRegistration(b, ev, p)
+			regs = append(regs, newRegistration(ev, p))
 			touched[events.InvestigationID(p.PostVersionID)] = true
 			registered = append(registered, p.PostVersionID)
 		case *events.InvestigationCompletedV1:
-			claims, err := json.Marshal(p.Claims)
+			c, err := newCompletion(ev, p)
 			if err != nil {
-				return fmt.Errorf("search: claims of %s: %w", p.InvestigationID, err)
+				return err
 			}
-			b.Queue(`INSERT INTO investigations (investigation_id, post_id, post_version_id, status, provenance,
-					checked_at, prompt_version, provider, model, claims, configuration_id)
-				VALUES ($1, $2, $3, 'COMPLETE', $4, $5, $6, $7, $8, $9, $10)
-				ON CONFLICT (investigation_id) DO UPDATE SET provenance = EXCLUDED.provenance,
-					checked_at = EXCLUDED.checked_at, prompt_version = EXCLUDED.prompt_version,
-					provider = EXCLUDED.provider, model = EXCLUDED.model, claims = EXCLUDED.claims,
-					completions = investigations.completions + 1`,
-				p.InvestigationID, p.PostID, p.PostVersionID, p.Provenance, ev.Time, p.PromptVersion, p.Provider, p.Model,
-				claims, p.ConfigurationID)
+			comps = append(comps, c)
 			touched[p.InvestigationID] = true
 		case *events.AppealDecidedV1:
-			if p.Outcome != events.AppealRetracted {
-				continue
-			}
-			b.Queue(`INSERT INTO retracted_claims (claim_id, investigation_id, appeal_id, reason, retracted_at)
-				VALUES ($1, $2, $3, $4, $5)
+			// Only an appeal's first decision counts; a retraction marks
+			// the claim (the smallest appeal id keeps it, in any order).
+			b.Queue(`WITH first AS (
+					INSERT INTO appeal_decisions (appeal_id, outcome) VALUES ($3, $6)
+					ON CONFLICT (appeal_id) DO NOTHING RETURNING outcome)
+				INSERT INTO retracted_claims (claim_id, investigation_id, appeal_id, reason, retracted_at)
+				SELECT $1, $2, $3, $4, $5 FROM first WHERE first.outcome = $7
 				ON CONFLICT (claim_id) DO UPDATE SET appeal_id = EXCLUDED.appeal_id, reason = EXCLUDED.reason,
 					retracted_at = EXCLUDED.retracted_at
 				WHERE EXCLUDED.appeal_id < retracted_claims.appeal_id`,
-				p.ClaimID, p.InvestigationID, p.AppealID, p.Reason, ev.Time)
-			touched[p.InvestigationID] = true
+				p.ClaimID, p.InvestigationID, p.AppealID, p.Reason, ev.Time, p.Outcome, events.AppealRetracted)
+			if p.Outcome == events.AppealRetracted {
+				touched[p.InvestigationID] = true
+			}
 		default:
 			// Handles admits nothing else.
 			return fmt.Errorf("search: unexpected payload %T", ev.Payload)
 		}
 	}
-	if len(touched) == 0 && len(analyses) == 0 {
-		return nil
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("search: fold: %w", err)
+	queueFold(b, regs, comps)
+	if b.Len() > 0 {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("search: fold: %w", err)
+		}
 	}
 	if len(analyses) > 0 {
 		ids, err := advanceAnalyses(ctx, tx, analyses)
@@ -207,62 +205,21 @@ func advanceRevisions(ctx context.Context, tx pgx.Tx, ids []string) error {
 		ON CONFLICT (investigation_id) DO UPDATE SET revision = documents.revision`, ids); err != nil {
 		return fmt.Errorf("search: lock revisions: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE documents d SET revision = GREATEST(1,
-			COALESCE((SELECT v.registrations FROM versions v
-				WHERE v.post_version_id = COALESCE(i.post_version_id,
-					(SELECT w.post_version_id FROM versions w WHERE w.investigation_id = d.investigation_id LIMIT 1))), 0)
-			+ COALESCE(i.completions, 0)
-			+ (SELECT count(*) FROM retracted_claims r WHERE r.investigation_id = d.investigation_id))
-		FROM unnest($1::uuid[]) AS t(id)
-		LEFT JOIN investigations i ON i.investigation_id = t.id
-		WHERE d.investigation_id = t.id`, ids); err != nil {
+	// A row whose revision stays (a version registered before its
+	// investigation completes) is not written again.
+	if _, err := tx.Exec(ctx, `UPDATE documents d SET revision = n.revision
+		FROM (SELECT t.id, GREATEST(1,
+				COALESCE((SELECT v.registrations FROM versions v
+					WHERE v.post_version_id = COALESCE(i.post_version_id,
+						(SELECT w.post_version_id FROM versions w WHERE w.investigation_id = t.id LIMIT 1))), 0)
+				+ COALESCE(i.completions, 0)
+				+ (SELECT count(*) FROM retracted_claims r WHERE r.investigation_id = t.id)) AS revision
+			FROM unnest($1::uuid[]) AS t(id)
+			LEFT JOIN investigations i ON i.investigation_id = t.id) AS n
+		WHERE d.investigation_id = n.id AND d.revision <> n.revision`, ids); err != nil {
 		return fmt.Errorf("search: revisions: %w", err)
 	}
 	return nil
-}
-
-// upsertVersion inserts a version or folds another registration of it:
-// the verification latch keeps the earliest time, and a better
-// registration than the one the row describes (see migration 0001)
-// replaces the descriptive fields.
-var upsertVersion = func() string {
-	better := `(NOT EXCLUDED.source_verified, EXCLUDED.source_at, EXCLUDED.source_event) < ` +
-		`(NOT versions.source_verified, versions.source_at, versions.source_event)`
-	var set []string
-	for _, col := range []string{"url", "author_id", "author_name", "source_verified", "source_at", "source_event"} {
-		set = append(set, fmt.Sprintf("%[1]s = CASE WHEN %[2]s THEN EXCLUDED.%[1]s ELSE versions.%[1]s END", col, better))
-	}
-	// Every SET expression reads the row as it was before the update.
-	return `INSERT INTO versions (post_version_id, investigation_id, post_id, platform, external_id, url,
-			content_hash, author_id, author_name, excerpt, source_verified, source_at, source_event, server_verified_at,
-			registrations)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1)
-		ON CONFLICT (post_version_id) DO UPDATE SET ` + strings.Join(set, ",\n\t\t\t") + `,
-			server_verified_at = LEAST(versions.server_verified_at, EXCLUDED.server_verified_at),
-			registrations = versions.registrations + 1`
-}()
-
-// queueRegistration folds one registration: the version row (descriptive
-// fields from the best registration, see migration 0001), the verification
-// latch and the reporter.
-func queueRegistration(b *pgx.Batch, ev events.Event, p *events.PostVersionRegisteredV1) {
-	verified := p.Provenance == events.ProvenanceServerVerified
-	var verifiedAt *time.Time
-	if verified {
-		verifiedAt = &ev.Time
-	}
-	var authorID, authorName *string
-	if p.Author != nil {
-		id := events.AuthorID(p.Platform, p.Author.PlatformUserID)
-		authorID, authorName = &id, &p.Author.DisplayName
-	}
-	b.Queue(upsertVersion,
-		p.PostVersionID, events.InvestigationID(p.PostVersionID), p.PostID, p.Platform, p.ExternalID, p.URL,
-		p.ContentHash, authorID, authorName, Excerpt(p.ContentText), verified, ev.Time, ev.ID, verifiedAt)
-	if p.ReporterKey != "" {
-		b.Queue(`INSERT INTO version_reporters (post_version_id, reporter_key) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-			p.PostVersionID, p.ReporterKey)
-	}
 }
 
 // Excerpt is the start of a post's normalized text that is indexed: at most

@@ -58,6 +58,17 @@ type Options struct {
 	RegistrationSamples     int
 	RegistrationConcurrency int
 
+	// ElasticsearchURL, when set, adds the search projection phase:
+	// SearchRounds rounds of registrations and completions (searchbench)
+	// beside a raw _bulk of the same documents.
+	ElasticsearchURL string
+	SearchRounds     int
+	// ClickHouseURL, when set, adds the metrics projection phase:
+	// MetricsRounds rounds over a workload (analyticsbench) beside raw
+	// inserts of the same rows.
+	ClickHouseURL string
+	MetricsRounds int
+
 	// Progress receives one line per phase (nil: none).
 	Progress io.Writer
 	// Log receives the components' logs (nil: none).
@@ -81,6 +92,8 @@ func (o *Options) Defaults() {
 	def(&o.IPRangeDailyCap, 10)
 	def(&o.RegistrationSamples, 100)
 	def(&o.RegistrationConcurrency, 16)
+	def(&o.SearchRounds, 10)
+	def(&o.MetricsRounds, 3)
 	if o.Partitions <= 0 {
 		o.Partitions = 3
 	}
@@ -124,6 +137,10 @@ type Result struct {
 	Registration RegistrationResult `json:"registration"`
 	// ViewPath is the view-path phase (nil when skipped).
 	ViewPath *ViewPathResult `json:"view_path,omitempty"`
+	// Search is the search projection phase (nil when skipped).
+	Search *SearchResult `json:"search,omitempty"`
+	// Metrics is the metrics projection phase (nil when skipped).
+	Metrics *MetricsResult `json:"metrics,omitempty"`
 }
 
 // Throughput is a count over a time.
@@ -190,6 +207,16 @@ func Run(ctx context.Context, opt Options) (res Result, err error) {
 	}
 	if err := runProjection(ctx, opt, rs, &res, progress); err != nil {
 		return res, err
+	}
+	if opt.ElasticsearchURL != "" {
+		if err := runSearch(ctx, opt, rs, &res, progress); err != nil {
+			return res, err
+		}
+	}
+	if opt.ClickHouseURL != "" {
+		if err := runMetrics(ctx, opt, rs, &res, progress); err != nil {
+			return res, err
+		}
 	}
 	res.Rows = rows(&res, opt)
 	res.TotalSeconds = time.Since(began).Seconds()

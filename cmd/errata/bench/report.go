@@ -75,6 +75,16 @@ func rows(r *Result, opt Options) []Row {
 			fmt.Sprintf("%.1f MB", mb(p.st.PeakHeapBytes)), fmt.Sprintf("%.1f MB live heap at its start", mb(p.st.StartHeapBytes)),
 			ratio(mb(p.st.PeakHeapBytes), mb(p.st.StartHeapBytes)))
 	}
+	if q := r.Search; q != nil {
+		add(fmt.Sprintf("search projection, exactly-once (%d documents, registration + completion each)", q.Docs),
+			fmt.Sprintf("%.0f docs/s", q.DocsPerSec), fmt.Sprintf("%.0f docs/s raw _bulk of the same documents", q.RawPerSec),
+			ratio(q.DocsPerSec, q.RawPerSec))
+	}
+	if m := r.Metrics; m != nil {
+		add(fmt.Sprintf("metrics projection, idempotent by event identity (%d events -> %d rows, batches of %d)", m.Events, m.Rows, metricsBatch),
+			fmt.Sprintf("%.0f rows/s", m.RowsPerSec), fmt.Sprintf("%.0f rows/s raw clickhouse-go insert of the same rows", m.RawPerSec),
+			ratio(m.RowsPerSec, m.RawPerSec))
+	}
 	if v := r.ViewPath; v != nil {
 		name := fmt.Sprintf("view path: recordViewAndGetStatus, one version (%d clients)", v.Concurrency)
 		add(name+" throughput", fmt.Sprintf("%.0f req/s (%d requests, %d errors)", v.API.RequestsPerSec, v.API.Requests, v.API.Errors),
