@@ -21,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 )
 
 // Schema is the Postgres schema of the control table.
@@ -145,13 +146,16 @@ func (s *Store) Switch(ctx context.Context, projection string, from, to int64, a
 }
 
 // Watch calls fn with the active target of projection now and whenever it
-// changes, polling every interval until ctx ends. Read errors are logged and
-// retried; fn is never called twice for the same generation in a row.
+// changes, polling every interval until ctx ends or the store's pool is
+// closed (its readers are gone). Other read errors are logged and retried;
+// fn is never called twice for the same generation in a row.
 func (s *Store) Watch(ctx context.Context, projection string, interval time.Duration, log *slog.Logger, fn func(Target)) {
 	var last int64
 	for {
 		t, err := s.Active(ctx, projection)
 		switch {
+		case errors.Is(err, puddle.ErrClosedPool):
+			return
 		case err != nil && ctx.Err() == nil:
 			log.Warn("read projection target", "projection", projection, "err", err)
 		case err == nil && t.Generation != last:

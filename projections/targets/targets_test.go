@@ -75,3 +75,27 @@ func TestSwitchIsCompareAndSet(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(3), <-seen)
 }
+
+// TestWatchEndsWithItsPool: a watch whose readers closed their pool ends
+// instead of logging a failed read every interval for as long as the
+// process lives (errata bench opens and closes API stacks in one process).
+func TestWatchEndsWithItsPool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, testenv.Postgres(t))
+	require.NoError(t, err)
+	s := targets.New(pool)
+	seen := make(chan targets.Target, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Watch(ctx, "audit", 10*time.Millisecond, logging.Discard(), func(tg targets.Target) { seen <- tg })
+	}()
+	require.Equal(t, int64(1), (<-seen).Generation)
+	pool.Close()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("the watch outlived its pool")
+	}
+}
