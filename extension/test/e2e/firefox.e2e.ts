@@ -4,14 +4,25 @@
 // API drawn through the CSS Custom Highlight API. The API is the contract
 // stub, or (ERRATA_E2E_API_URL, set by npm run e2e for its real-stack run) a
 // real Errata stack whose provider plays test/e2e/fixtures/fake-script.json.
+//
+// "Dispute this claim" (issue 18) in Firefox: against the stub, a retracted
+// appeal (highlight removed), the server's 400 and 429 shown as text, an
+// upheld one; against the real stack, the appeals stage decides on the
+// climate article's two scripted claims (see appeals.e2e.ts), or, when the
+// Chromium suite retracted one already, Firefox finds it gone and disputes
+// the other.
 
-import { type Browser, type Page, launch } from "puppeteer-core";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type ElementHandle, type Page, launch } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GECKO_ID } from "../../scripts/manifest.mjs";
 import { EINSTEIN } from "./claims";
 import { type ApiUnderTest, FIREFOX_BUILD, FIREFOX_PATH, artifact, clean, requireFile, startApi, until } from "./harness";
 import { PAGES, PIXEL_PNG, pageFor } from "./pages";
-import { SCRIPT, approved, headline, investigations, rule } from "./real-stack";
+import { SCRIPT, approved, fakeLog, headline, investigations, rule } from "./real-stack";
+import { APPEAL_RETRACTED_REASON, APPEAL_RETRACT_MARKER, APPEAL_UPHELD_REASON } from "./stub-server";
+import { HEADER_EXTENSION_VERSION } from "../../src/background/api-client";
 import { LABEL_NAMES } from "../../src/ui/verdict-view";
 import { wallJob } from "../verdict-jobs";
 
@@ -56,6 +67,153 @@ async function routed(page: Page): Promise<void> {
       request.abort().catch(ignoreGone);
     }
   });
+}
+
+/** What the open claim panel's dispute section shows (the annotation layer's shadow root is open). */
+interface DisputeView {
+  panelOpen: boolean;
+  claimId: string;
+  state: string;
+  decision: string;
+  errors: string;
+  form: boolean;
+  /** The element focused inside the annotation layer: its type attribute, else its text. */
+  focused: string;
+}
+
+function disputeView(page: Page): Promise<DisputeView> {
+  return page.evaluate(() => {
+    const root = document.querySelector("errata-annotations")?.shadowRoot;
+    const panel = root?.querySelector<HTMLElement>(".panel");
+    const section = panel?.querySelector<HTMLElement>("section.dispute");
+    const active = root?.activeElement;
+    return {
+      panelOpen: panel !== null && panel !== undefined && !panel.hidden,
+      claimId: section?.dataset["claimId"] ?? "",
+      state: section?.querySelector(".state")?.textContent ?? "",
+      decision: section?.querySelector(".decision")?.textContent ?? "",
+      errors: section?.querySelector(".errors")?.textContent ?? "",
+      form: section?.querySelector("form") !== null && section?.querySelector("form") !== undefined,
+      focused: active === null || active === undefined ? "" : (active.getAttribute("type") ?? active.textContent ?? ""),
+    };
+  });
+}
+
+/** An element of the open panel's dispute section, to click or type into. */
+async function inDispute(page: Page, selector: string): Promise<ElementHandle<Element>> {
+  const handle = await page.evaluateHandle(
+    (sel) => document.querySelector("errata-annotations")?.shadowRoot?.querySelector(`.panel section.dispute ${sel}`) ?? null,
+    selector,
+  );
+  const element = handle.asElement();
+  if (element === null) throw new Error(`no ${selector} in the dispute section`);
+  return element as ElementHandle<Element>;
+}
+
+function highlightTexts(page: Page): Promise<string[]> {
+  return page.evaluate(() => [...(CSS.highlights.get("errata-claim") ?? [])].map((r) => (r as Range).toString()));
+}
+
+/** Clicks the highlighted claim on its plain words (a click on a link inside it follows the link) and waits for its panel. */
+async function openClaimCard(page: Page, text: string): Promise<DisputeView> {
+  const point = await page.evaluate((t) => {
+    const norm = (x: string): string => x.replace(/\[[^\]]{1,40}\]/g, "").replace(/\s+/g, " ").trim();
+    const range = [...(CSS.highlights.get("errata-claim") ?? [])].find((r) => norm((r as Range).toString()) === t) as Range | undefined;
+    if (range === undefined) return null;
+    range.startContainer.parentElement?.scrollIntoView({ block: "center" });
+    // The claim's own part of each text node (a node may run on before or after it), plain words first.
+    const parts: { range: Range; inLink: boolean }[] = [];
+    const nodes: Node[] = [];
+    const common = range.commonAncestorContainer;
+    if (common.nodeType === Node.TEXT_NODE) nodes.push(common);
+    const walker = document.createTreeWalker(common, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) nodes.push(node);
+    for (const node of nodes) {
+      if (!range.intersectsNode(node)) continue;
+      const part = document.createRange();
+      part.selectNodeContents(node);
+      if (node === range.startContainer) part.setStart(node, range.startOffset);
+      if (node === range.endContainer) part.setEnd(node, range.endOffset);
+      if (part.toString().trim().length >= 3) parts.push({ range: part, inLink: node.parentElement?.closest("a") !== null });
+    }
+    for (const { range: part } of [...parts.filter((p) => !p.inLink), ...parts.filter((p) => p.inLink)]) {
+      const rect = [...part.getClientRects()].find((r) => r.width > 8 && r.top >= 0 && r.bottom <= innerHeight);
+      if (rect !== undefined) return { x: rect.left + Math.min(rect.width / 2, 12), y: rect.top + rect.height / 2 };
+    }
+    return null;
+  }, text);
+  if (point === null) throw new Error(`no plain text of the highlighted claim ${text}`);
+  await page.mouse.click(point.x, point.y);
+  return until(`the panel of ${text}`, async () => {
+    const view = await disputeView(page);
+    return view.panelOpen && view.claimId !== "" ? view : null;
+  });
+}
+
+/** Opens the form ("Dispute this claim"); focus moves into it (the author checkbox). */
+async function openDisputeForm(page: Page): Promise<void> {
+  await (await inDispute(page, "button.dispute-open")).click();
+  expect(await until("focus in the form", async () => ((await disputeView(page)).focused === "checkbox" ? true : null))).toBe(true);
+}
+
+async function fillDispute(page: Page, reason: string, urls: string): Promise<void> {
+  await (await inDispute(page, "textarea.reason")).type(reason);
+  await setDisputeUrls(page, urls);
+}
+
+/** Replaces the source URLs (typed, one per line). */
+async function setDisputeUrls(page: Page, urls: string): Promise<void> {
+  const urlBox = await inDispute(page, "textarea.urls");
+  await urlBox.evaluate((e) => {
+    (e as HTMLTextAreaElement).value = "";
+  });
+  if (urls !== "") await urlBox.type(urls);
+}
+
+async function sendDispute(page: Page): Promise<void> {
+  await (await inDispute(page, "button[type=submit]")).click();
+}
+
+/** Waits until the dispute section's state (or error list) reads as expected. */
+async function disputeShows(page: Page, key: "state" | "errors", want: string, timeoutMs = 30_000): Promise<DisputeView> {
+  let last = "";
+  try {
+    return await until(`the dispute section's ${key} "${want}"`, async () => {
+      const view = await disputeView(page);
+      last = view[key];
+      return last === want ? view : null;
+    }, timeoutMs, 300);
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; it shows "${last}"`);
+  }
+}
+
+/** The built add-on's version (the API's version gate wants it). */
+const FIREFOX_VERSION = (): string => (JSON.parse(readFileSync(join(FIREFOX_BUILD, "manifest.json"), "utf8")) as { version: string }).version;
+
+/** appeal.get on the real API, as the add-on's client calls it. */
+async function appealGet(appealId: string): Promise<{ status: string; role: string; decisionReason: string | null }> {
+  const res = await fetch(`${api.url}/trpc/appeal.get?input=${encodeURIComponent(JSON.stringify({ appealId }))}`, {
+    headers: { [HEADER_EXTENSION_VERSION]: FIREFOX_VERSION() },
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { result: { data: { status: string; role: string; decisionReason: string | null } } }).result.data;
+}
+
+/** The appeal the add-on remembers for a claim (its storage.local, read from one of its own pages). */
+async function rememberedAppealId(claimId: string): Promise<string> {
+  const page = await browser.newPage();
+  try {
+    await openAddonPage(page, "options/index.html");
+    const id = await page.evaluate(async (key) => {
+      const got = (await chrome.storage.local.get(key))[key] as { record?: { appealId?: string } } | undefined;
+      return got?.record?.appealId ?? "";
+    }, `appeal:${claimId}`);
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    return id;
+  } finally {
+    await page.close();
+  }
 }
 
 beforeAll(async () => {
@@ -253,4 +411,164 @@ describe(REAL ? "Firefox, against a real Errata stack with a scripted provider" 
     await page.screenshot({ path: artifact(REAL ? "firefox-real-bluesky-card.png" : "firefox-bluesky-card.png") });
     await page.close();
   });
+  it("Dispute this claim: under review, then withdrawn (highlight removed) or upheld; the server's refusals shown as text", async () => {
+    if (REAL) {
+      await disputeOnRealStack();
+      return;
+    }
+    const stub = api.stub;
+    if (stub === null) throw new Error("stub expected");
+    stub.appealReadsBeforeDecision = 1; // one read answers OPEN, the next decides
+    const page = await browser.newPage();
+    await routed(page);
+    await page.goto(PAGES.einstein.url, { waitUntil: "domcontentloaded" });
+    await page.waitForFunction(() => (CSS.highlights.get("errata-claim")?.size ?? 0) >= 3, { timeout: 60_000 });
+    const before = (await highlightTexts(page)).map(clean);
+    expect(before).toEqual(expect.arrayContaining([EINSTEIN.exact.text, EINSTEIN.repeated.text]));
+
+    // 1. A reader's appeal the stub retracts: under review, then withdrawn, and the highlight goes.
+    expect((await openClaimCard(page, EINSTEIN.exact.text)).claimId).toBe(EINSTEIN.exact.id);
+    await openDisputeForm(page);
+    const retractReason = `Swiss records show 1896, not 1895 ${APPEAL_RETRACT_MARKER}`;
+    await fillDispute(page, retractReason, "https://example.org/records\nhttps://example.org/archive");
+    await page.screenshot({ path: artifact("firefox-appeal-form.png") });
+    const filedBefore = stub.calls("appeal.file").length;
+    await sendDispute(page);
+    await disputeShows(page, "state", "Appeal received: under review");
+    await page.screenshot({ path: artifact("firefox-appeal-under-review.png") });
+    expect((await disputeShows(page, "state", "Withdrawn after review")).decision).toBe(APPEAL_RETRACTED_REASON);
+    const after = await until("the withdrawn claim's highlight to go", async () => {
+      const texts = (await highlightTexts(page)).map(clean);
+      return texts.length === before.length - 1 ? texts : null;
+    });
+    expect(after).not.toContain(EINSTEIN.exact.text);
+    await page.screenshot({ path: artifact("firefox-appeal-retracted.png") });
+    expect(stub.calls("appeal.file").slice(filedBefore).map((c) => c.input)).toEqual([
+      { claimId: EINSTEIN.exact.id, role: "READER", reason: retractReason, urls: ["https://example.org/records", "https://example.org/archive"] },
+    ]);
+    await page.keyboard.press("Escape");
+    expect(await until("the panel to close", async () => !(await disputeView(page)).panelOpen)).toBe(true);
+
+    // 2. The author's appeal: the stub's 400 (a name resolving to a private address) and its 429, as text; then upheld.
+    expect((await openClaimCard(page, EINSTEIN.repeated.text)).claimId).toBe(EINSTEIN.repeated.id);
+    await openDisputeForm(page);
+    await (await inDispute(page, "input[type=checkbox]")).click();
+    const upholdReason = "The prize year is stated correctly in the article.";
+    await fillDispute(page, upholdReason, "https://docs.internal/page");
+    await sendDispute(page);
+    await disputeShows(page, "errors", "url 0: docs.internal resolves to a non-public address.");
+    expect(await (await inDispute(page, "button[type=submit]")).evaluate((b) => (b as HTMLButtonElement).disabled)).toBe(false);
+    await page.screenshot({ path: artifact("firefox-appeal-400.png") });
+
+    await setDisputeUrls(page, "https://www.nobelprize.org/prizes/physics/1921/summary/");
+    stub.appealFloodLimit = stub.calls("appeal.file").length;
+    await sendDispute(page);
+    await disputeShows(page, "errors", "too many appeals from this client; slow down. Try again in 30 seconds.");
+    await page.screenshot({ path: artifact("firefox-appeal-429.png") });
+    stub.appealFloodLimit = 20;
+
+    await sendDispute(page);
+    await disputeShows(page, "state", "Appeal received: under review");
+    expect((await disputeShows(page, "state", "Reviewed: the correction stands")).decision).toBe(APPEAL_UPHELD_REASON);
+    expect(stub.calls("appeal.file").at(-1)?.input).toEqual({
+      claimId: EINSTEIN.repeated.id,
+      role: "AUTHOR",
+      reason: upholdReason,
+      urls: ["https://www.nobelprize.org/prizes/physics/1921/summary/"],
+    });
+    expect((await highlightTexts(page)).map(clean).sort()).toEqual([...after].sort());
+    await page.screenshot({ path: artifact("firefox-appeal-upheld.png") });
+    expect(stub.violations).toEqual([]);
+    await page.close();
+  }, 240_000);
 });
+
+/**
+ * The real appeals stage decides (appeals.e2e.ts has the script's side): the
+ * climate article's first approved claim is retracted, the second upheld.
+ * When the Chromium suite ran first on this stack it retracted the first
+ * already: Firefox must not draw it, and disputes the second (a new reason,
+ * so a new appeal).
+ */
+async function disputeOnRealStack(): Promise<void> {
+  const climate = rule("wikipedia-climate");
+  const [retracted, upheld] = approved(climate);
+  if (retracted === undefined || upheld === undefined) throw new Error("the script approves two climate claims");
+  const page = await browser.newPage();
+  await routed(page);
+  await page.goto(PAGES.climate.url, { waitUntil: "domcontentloaded" });
+
+  const popup = await browser.newPage();
+  await popup.setViewport({ width: 380, height: 640 });
+  await openAddonPage(popup, `popup/index.html?url=${encodeURIComponent(PAGES.climate.url)}`);
+  const stateOf = () => popup.evaluate(() => document.getElementById("state")?.dataset["state"] ?? "");
+  const first = await until("a post state in the popup", async () => {
+    const s = await stateOf();
+    return ["not-investigated", "investigating", "incorrect-claims", "clean", "failed"].includes(s) ? s : null;
+  }, 60_000);
+  if (first === "not-investigated") {
+    const asked = investigations(climate.name).length;
+    await popup.click("#investigate-now");
+    await until("the provider to be asked", async () => investigations(climate.name).length > asked, 60_000);
+  }
+  expect(await until("the result", async () => {
+    const s = await stateOf();
+    return ["incorrect-claims", "clean", "failed"].includes(s) ? s : null;
+  }, 90_000)).toBe("incorrect-claims");
+  const shownHeadline = await popup.evaluate(() => document.querySelector(".headline")?.textContent ?? "");
+  await popup.close();
+  // Two claims on a fresh stack; one after the Chromium suite's retraction (the server answers it no more).
+  const fresh = shownHeadline === headline(2);
+  if (!fresh) expect(shownHeadline).toBe(headline(1));
+  await page.waitForFunction((n) => (CSS.highlights.get("errata-claim")?.size ?? 0) >= n, { timeout: 60_000 }, fresh ? 2 : 1);
+  expect((await highlightTexts(page)).map(clean).sort()).toEqual((fresh ? [retracted.text, upheld.text] : [upheld.text]).sort());
+  const reviews = (): string[] => fakeLog().flatMap((e) => (e.kind === "stance" && e.appeal !== undefined ? [e.appeal] : []));
+
+  if (fresh) {
+    // 1. The author's appeal, no URL: under review, then withdrawn by the real review; the highlight goes.
+    const card = await openClaimCard(page, retracted.text);
+    await openDisputeForm(page);
+    await (await inDispute(page, "input[type=checkbox]")).click();
+    await fillDispute(page, "I wrote this sentence and the survey it cites supports it; please review it again.", "");
+    await sendDispute(page);
+    await disputeShows(page, "state", "Appeal received: under review");
+    await page.screenshot({ path: artifact("firefox-real-appeal-under-review.png") });
+    const done = await disputeShows(page, "state", "Withdrawn after review", 90_000);
+    const appealId = await rememberedAppealId(card.claimId);
+    const decided = await appealGet(appealId);
+    expect(decided).toMatchObject({ status: "RETRACTED", role: "AUTHOR" });
+    expect(decided.decisionReason ?? "").toMatch(/^Retracted: /);
+    expect(done.decision).toBe(decided.decisionReason);
+    expect(await until("the withdrawn claim's highlight to go", async () => {
+      const texts = (await highlightTexts(page)).map(clean);
+      return texts.length === 1 ? texts : null;
+    })).toEqual([upheld.text]);
+    expect(reviews()).toContain(appealId);
+    await page.screenshot({ path: artifact("firefox-real-appeal-retracted.png") });
+    await page.keyboard.press("Escape");
+    expect(await until("the panel to close", async () => !(await disputeView(page)).panelOpen)).toBe(true);
+  }
+
+  // 2. The real server's 400 for 127.0.0.1 in NAT64 form (only its address check knows), as text; then upheld.
+  const card = await openClaimCard(page, upheld.text);
+  await openDisputeForm(page);
+  await fillDispute(page, "The figures come from a study whose authors corrected them in a later issue.", "http://[64:ff9b::127.0.0.1]/admin");
+  await sendDispute(page);
+  await disputeShows(page, "errors", "urls: url 0: its host is a private or reserved address.");
+  expect(await (await inDispute(page, "button[type=submit]")).evaluate((b) => (b as HTMLButtonElement).disabled)).toBe(false);
+  await page.screenshot({ path: artifact("firefox-real-appeal-400.png") });
+  await setDisputeUrls(page, "");
+  await sendDispute(page);
+  await disputeShows(page, "state", "Appeal received: under review");
+  const done = await disputeShows(page, "state", "Reviewed: the correction stands", 90_000);
+  const appealId = await rememberedAppealId(card.claimId);
+  const decided = await appealGet(appealId);
+  expect(decided).toMatchObject({ status: "UPHELD", role: "READER" });
+  expect(decided.decisionReason ?? "").toMatch(/^Upheld: /);
+  expect(done.decision).toBe(decided.decisionReason);
+  expect((await highlightTexts(page)).map(clean)).toEqual([upheld.text]);
+  expect(reviews()).toContain(appealId);
+  await page.screenshot({ path: artifact("firefox-real-appeal-upheld.png") });
+  expect(investigations(climate.name)).toHaveLength(1);
+  await page.close();
+}
