@@ -79,6 +79,12 @@ func queueConfigurationPromoted(b *pgx.Batch, ev events.Event, p *events.Configu
 			ON CONFLICT (id) DO UPDATE SET promotion_rank = EXCLUDED.promotion_rank
 			RETURNING promotion_rank
 		)
+		, visible AS (
+			INSERT INTO configuration_visibility (configuration_id, experiment_id, rank)
+			SELECT $2::text, NULL, promotion_rank FROM promoted
+			ON CONFLICT (configuration_id, COALESCE(experiment_id, '00000000-0000-0000-0000-000000000000'::uuid))
+			DO UPDATE SET rank = EXCLUDED.rank
+		)
 		INSERT INTO configuration_promotions (event_id, configuration_id, previous_configuration_id, rollback,
 			operator, reason, promoted_at, rank)
 		SELECT $1::uuid, $2::text, $3::text, $4::boolean, $5::text, $6::text, $7::timestamptz, promotion_rank FROM promoted`,
@@ -89,20 +95,32 @@ func queueConfigurationPromoted(b *pgx.Batch, ev events.Event, p *events.Configu
 // this one ran before: an experiment's id derives from its name, and a
 // name is used once).
 func queueExperimentStarted(b *pgx.Batch, t time.Time, p *events.ExperimentStartedV1) {
-	b.Queue(`INSERT INTO experiments (id, name, control_configuration_id, candidate_configuration_id, candidate_share_bp,
-			operator, reason, started_at)
-		SELECT $1::uuid, $2::text, $3::text, $4::text, $5::int, $6::text, $7::text, $8::timestamptz
-		WHERE NOT EXISTS (SELECT 1 FROM experiments WHERE stopped_at IS NULL)
-		ON CONFLICT (id) DO NOTHING`,
+	b.Queue(`WITH started AS (
+			INSERT INTO experiments (id, name, control_configuration_id, candidate_configuration_id, candidate_share_bp,
+				operator, reason, started_at)
+			SELECT $1::uuid, $2::text, $3::text, $4::text, $5::int, $6::text, $7::text, $8::timestamptz
+			WHERE NOT EXISTS (SELECT 1 FROM experiments WHERE stopped_at IS NULL)
+			ON CONFLICT (id) DO NOTHING
+			RETURNING id, control_configuration_id, candidate_configuration_id
+		)
+		INSERT INTO configuration_visibility (configuration_id, experiment_id, rank)
+		SELECT arm.configuration_id, started.id, $9::bigint
+		FROM started CROSS JOIN LATERAL (VALUES (started.control_configuration_id), (started.candidate_configuration_id)) AS arm(configuration_id)
+		ON CONFLICT DO NOTHING`,
 		p.ExperimentID, p.Name, p.ControlConfigurationID, p.CandidateConfigurationID, p.CandidateShareBP,
-		p.Operator, p.Reason, t)
+		p.Operator, p.Reason, t, int64(experimentArmRank))
 }
 
 // queueExperimentStopped stops a running experiment; a stop of an unknown
 // or stopped experiment changes nothing.
 func queueExperimentStopped(b *pgx.Batch, t time.Time, p *events.ExperimentStoppedV1) {
-	b.Queue(`UPDATE experiments SET stopped_at = $2, stop_operator = $3, stop_reason = $4
-		WHERE id = $1 AND stopped_at IS NULL`, p.ExperimentID, t, p.Operator, p.Reason)
+	b.Queue(`WITH stopped AS (
+			UPDATE experiments SET stopped_at = $2, stop_operator = $3, stop_reason = $4
+			WHERE id = $1 AND stopped_at IS NULL
+			RETURNING id
+		)
+		DELETE FROM configuration_visibility WHERE experiment_id IN (SELECT id FROM stopped)`,
+		p.ExperimentID, t, p.Operator, p.Reason)
 }
 
 // queueAppealFiled records an appeal. A repeat (the same appeal id: the

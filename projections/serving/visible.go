@@ -10,20 +10,22 @@ package serving
 // that are not eligible (a re-processing under a configuration not yet
 // promoted) stay in the history only.
 
-// runningExperimentSQL is the id of the running experiment, NULL when none
-// runs (at most one does: experiments_running_idx).
-const runningExperimentSQL = `(SELECT e.id FROM experiments e WHERE e.stopped_at IS NULL)`
+// experimentArmRank ranks the arms of the running experiment above every
+// promotion (configuration_visibility, migration 0010).
+const experimentArmRank = 1 << 62
 
 // visibleInvestigationSQL is a subquery for LATERAL joins: the visible
 // investigation (every column of investigations) of the post version the
-// outer expression pv names, no row when it has none.
+// outer expression pv names, no row when it has none. An investigation is
+// eligible when configuration_visibility has a row for its configuration
+// (a promotion) or for its configuration and experiment (an arm of the
+// running experiment); one that matches both takes the higher rank.
 func visibleInvestigationSQL(pv string) string {
 	return `(SELECT vi.* FROM investigations vi
-		LEFT JOIN analysis_configurations vc ON vc.id = vi.configuration_id
+		JOIN configuration_visibility vr ON vr.configuration_id = vi.configuration_id
+			AND (vr.experiment_id IS NULL OR vr.experiment_id = vi.experiment_id)
 		WHERE vi.post_version_id = ` + pv + `
-			AND (vc.promotion_rank IS NOT NULL OR vi.experiment_id = ` + runningExperimentSQL + `)
-		ORDER BY vi.status = 'COMPLETE' DESC, (vi.experiment_id = ` + runningExperimentSQL + `) IS TRUE DESC,
-			vc.promotion_rank DESC NULLS LAST, vi.id
+		ORDER BY vi.status = 'COMPLETE' DESC, vr.rank DESC, vi.id
 		LIMIT 1)`
 }
 
@@ -34,10 +36,18 @@ func VisibleInvestigationSQL(pv string) string { return visibleInvestigationSQL(
 // priorInvestigationSQL is a subquery for LATERAL joins: the prior result
 // of a version (id and configuration_id), the latest complete
 // SERVER_VERIFIED visible investigation of another version of the same
-// post; post and pv are outer expressions, provenance a parameter.
+// post; post and pv are outer expressions, provenance a parameter. Each
+// other version's visible investigation is chosen as visibleInvestigationSQL
+// does (DISTINCT ON the version, in the same order), from one scan of the
+// post's investigations.
 func priorInvestigationSQL(post, pv, provenance string) string {
-	return `(SELECT pi.id::text AS id, pi.configuration_id FROM post_versions opv
-		CROSS JOIN LATERAL ` + visibleInvestigationSQL("opv.id") + ` pi
-		WHERE opv.post_id = ` + post + ` AND opv.id <> ` + pv + ` AND pi.status = 'COMPLETE' AND pi.provenance = ` + provenance + `
+	return `(SELECT pi.id::text AS id, pi.configuration_id FROM (
+			SELECT DISTINCT ON (vi.post_version_id) vi.id, vi.configuration_id, vi.status, vi.provenance, vi.checked_at
+			FROM investigations vi
+			JOIN configuration_visibility vr ON vr.configuration_id = vi.configuration_id
+				AND (vr.experiment_id IS NULL OR vr.experiment_id = vi.experiment_id)
+			WHERE vi.post_id = ` + post + ` AND vi.post_version_id <> ` + pv + `
+			ORDER BY vi.post_version_id, vi.status = 'COMPLETE' DESC, vr.rank DESC, vi.id) pi
+		WHERE pi.status = 'COMPLETE' AND pi.provenance = ` + provenance + `
 		ORDER BY pi.checked_at DESC, pi.id DESC LIMIT 1)`
 }
