@@ -76,22 +76,12 @@ func (a *Applier) ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []pgproj.P
 			}
 			byVersion[p.PostVersionID] = append(byVersion[p.PostVersionID], rec)
 		default:
-			if IsAnalysisType(ev.Type()) {
+			if table, column, ok := aggregateTable(ev.Type()); ok {
 				msg, err := a.registry.Encode(ev)
 				if err != nil {
 					return fmt.Errorf("audit: encode %s: %w", ev.ID, err)
 				}
-				b.Queue(`INSERT INTO audit_analysis_events (event_id, analysis_id, topic, partition, kafka_offset, event_type, event_time, envelope)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_id) DO NOTHING`,
-					ev.ID, ev.Subject, pe.Topic, pe.Partition, pe.Offset, ev.Type(), ev.Time, msg.Value)
-				continue
-			}
-			if IsAppealType(ev.Type()) {
-				msg, err := a.registry.Encode(ev)
-				if err != nil {
-					return fmt.Errorf("audit: encode %s: %w", ev.ID, err)
-				}
-				b.Queue(`INSERT INTO audit_appeal_events (event_id, appeal_id, topic, partition, kafka_offset, event_type, event_time, envelope)
+				b.Queue(`INSERT INTO `+table+` (event_id, `+column+`, topic, partition, kafka_offset, event_type, event_time, envelope)
 					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (event_id) DO NOTHING`,
 					ev.ID, ev.Subject, pe.Topic, pe.Partition, pe.Offset, ev.Type(), ev.Time, msg.Value)
 				continue
@@ -141,6 +131,18 @@ func (a *Applier) ApplyPositioned(ctx context.Context, tx pgx.Tx, evs []pgproj.P
 		return fmt.Errorf("audit statements: %w", err)
 	}
 	return nil
+}
+
+// aggregateTable is the per-aggregate event table (and its id column) of
+// verdict analysis and appeal events.
+func aggregateTable(eventType string) (table, idColumn string, ok bool) {
+	switch {
+	case IsAnalysisType(eventType):
+		return "audit_analysis_events", "analysis_id", true
+	case IsAppealType(eventType):
+		return "audit_appeal_events", "appeal_id", true
+	}
+	return "", "", false
 }
 
 type querier interface {
@@ -287,10 +289,29 @@ func (r *Reader) FullAnalysisTrail(ctx context.Context, analysisID string) (*Ana
 // fullAnalysisTrails builds the trails of ids from one query; analyses
 // without events are absent.
 func (r *Reader) fullAnalysisTrails(ctx context.Context, ids []string) (map[string]*AnalysisTrail, error) {
-	rows, err := r.pool.Query(ctx, `SELECT analysis_id::text, topic, partition, kafka_offset, envelope FROM audit_analysis_events
-		WHERE analysis_id = ANY($1::uuid[]) ORDER BY analysis_id, partition, kafka_offset`, ids)
+	byID, err := r.recordsOf(ctx, "audit_analysis_events", "analysis_id", ids)
 	if err != nil {
-		return nil, fmt.Errorf("audit: read analysis events: %w", err)
+		return nil, err
+	}
+	out := make(map[string]*AnalysisTrail, len(byID))
+	for id, recs := range byID {
+		t, err := BuildAnalysis(id, recs)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
+	return out, nil
+}
+
+// recordsOf reads the stored events of the aggregates ids from one of the
+// per-aggregate event tables (audit_analysis_events by analysis_id,
+// audit_appeal_events by appeal_id), in log order, from one query.
+func (r *Reader) recordsOf(ctx context.Context, table, idColumn string, ids []string) (map[string][]Record, error) {
+	rows, err := r.pool.Query(ctx, `SELECT `+idColumn+`::text, topic, partition, kafka_offset, envelope FROM `+table+`
+		WHERE `+idColumn+` = ANY($1::uuid[]) ORDER BY `+idColumn+`, partition, kafka_offset`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read %s: %w", table, err)
 	}
 	defer rows.Close()
 	byID := map[string][]Record{}
@@ -308,17 +329,21 @@ func (r *Reader) fullAnalysisTrails(ctx context.Context, ids []string) (map[stri
 		byID[id] = append(byID[id], Record{Event: ev, Position: pos})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: read analysis events: %w", err)
+		return nil, fmt.Errorf("audit: read %s: %w", table, err)
 	}
-	out := make(map[string]*AnalysisTrail, len(byID))
-	for id, recs := range byID {
-		t, err := BuildAnalysis(id, recs)
-		if err != nil {
-			return nil, err
+	return byID, nil
+}
+
+// uuids keeps the ids that are UUIDs (batched public reads answer the
+// others as absent).
+func uuids(ids []string) []string {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if isUUID(id) {
+			valid = append(valid, id)
 		}
-		out[id] = t
 	}
-	return out, nil
+	return valid
 }
 
 // AnalysisTrails are the public trails of analyses in any state (the job
@@ -326,12 +351,7 @@ func (r *Reader) fullAnalysisTrails(ctx context.Context, ids []string) (map[stri
 // leave out), from one query; ids without events (or not UUIDs) are
 // absent. The public GraphQL field resolves through this, batched.
 func (r *Reader) AnalysisTrails(ctx context.Context, ids []string) (map[string]*AnalysisTrail, error) {
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if isUUID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := uuids(ids)
 	if len(valid) == 0 {
 		return map[string]*AnalysisTrail{}, nil
 	}
@@ -371,12 +391,7 @@ func (r *Reader) FullAppealTrail(ctx context.Context, appealID string) (*AppealT
 // in ids that were filed, from one query; other ids are absent. The
 // public GraphQL field resolves through this, batched.
 func (r *Reader) AppealTrails(ctx context.Context, ids []string) (map[string]*AppealTrail, error) {
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if isUUID(id) {
-			valid = append(valid, id)
-		}
-	}
+	valid := uuids(ids)
 	if len(valid) == 0 {
 		return map[string]*AppealTrail{}, nil
 	}
@@ -397,28 +412,9 @@ func (r *Reader) AppealTrails(ctx context.Context, ids []string) (map[string]*Ap
 }
 
 func (r *Reader) fullAppealTrails(ctx context.Context, ids []string) (map[string]*AppealTrail, error) {
-	rows, err := r.pool.Query(ctx, `SELECT appeal_id::text, topic, partition, kafka_offset, envelope FROM audit_appeal_events
-		WHERE appeal_id = ANY($1::uuid[]) ORDER BY appeal_id, partition, kafka_offset`, ids)
+	byID, err := r.recordsOf(ctx, "audit_appeal_events", "appeal_id", ids)
 	if err != nil {
-		return nil, fmt.Errorf("audit: read appeal events: %w", err)
-	}
-	defer rows.Close()
-	byID := map[string][]Record{}
-	for rows.Next() {
-		var id string
-		var pos Position
-		var env []byte
-		if err := rows.Scan(&id, &pos.Topic, &pos.Partition, &pos.Offset, &env); err != nil {
-			return nil, err
-		}
-		ev, err := r.registry.Decode(env)
-		if err != nil {
-			return nil, fmt.Errorf("audit: stored event at %s: %w", pos, err)
-		}
-		byID[id] = append(byID[id], Record{Event: ev, Position: pos})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: read appeal events: %w", err)
+		return nil, err
 	}
 	out := make(map[string]*AppealTrail, len(byID))
 	for id, recs := range byID {
