@@ -183,9 +183,16 @@ func configurationsDeclareCmd() *cobra.Command {
 }
 
 func configurationsListCmd() *cobra.Command {
+	return controlListCmd("list", "The declared configurations; * marks the active one, RANK orders promotions (- never promoted)",
+		printConfigurations)
+}
+
+// controlListCmd is a command that prints what the serving projection
+// knows of the control events with show.
+func controlListCmd(use, short string, show func(context.Context, io.Writer, *serving.Reader) error) *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "The declared configurations; * marks the active one, RANK orders promotions (- never promoted)",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -194,7 +201,7 @@ func configurationsListCmd() *cobra.Command {
 				return err
 			}
 			defer t.close()
-			return printConfigurations(ctx, cmd.OutOrStdout(), t.reader)
+			return show(ctx, cmd.OutOrStdout(), t.reader)
 		},
 	}
 }
@@ -314,53 +321,44 @@ func printActive(ctx context.Context, w io.Writer, r *serving.Reader) error {
 }
 
 func configurationsHistoryCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "history",
-		Short: "Every promotion and rollback, oldest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			t, err := openControlTools(ctx, cmd.ErrOrStderr(), false)
-			if err != nil {
-				return err
-			}
-			defer t.close()
-			all, err := t.reader.Configurations(ctx)
-			if err != nil {
-				return err
-			}
-			names := map[string]string{}
-			for _, c := range all {
-				names[c.ID] = c.Name
-			}
-			name := func(id string) string {
-				if n, ok := names[id]; ok {
-					return clean(n)
-				}
-				return id
-			}
-			history, err := t.reader.Promotions(ctx)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if len(history) == 0 {
-				fmt.Fprintln(w, "No promotions: the default configuration is active.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RANK\tTIME\tKIND\tACTIVE\tBEFORE\tOPERATOR\tREASON")
-			for _, p := range history {
-				kind := "promote"
-				if p.Rollback {
-					kind = "rollback"
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Rank, p.At.UTC().Format(time.RFC3339), kind,
-					name(p.ConfigurationID), name(p.PreviousConfigurationID), clean(p.Operator), clean(truncateRunes(p.Reason, 80)))
-			}
-			return tw.Flush()
-		},
+	return controlListCmd("history", "Every promotion and rollback, oldest first", printPromotions)
+}
+
+// printPromotions prints every promotion and rollback, oldest first.
+func printPromotions(ctx context.Context, w io.Writer, r *serving.Reader) error {
+	all, err := r.Configurations(ctx)
+	if err != nil {
+		return err
 	}
+	names := map[string]string{}
+	for _, c := range all {
+		names[c.ID] = c.Name
+	}
+	name := func(id string) string {
+		if n, ok := names[id]; ok {
+			return clean(n)
+		}
+		return id
+	}
+	history, err := r.Promotions(ctx)
+	if err != nil {
+		return err
+	}
+	if len(history) == 0 {
+		fmt.Fprintln(w, "No promotions: the default configuration is active.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tTIME\tKIND\tACTIVE\tBEFORE\tOPERATOR\tREASON")
+	for _, p := range history {
+		kind := "promote"
+		if p.Rollback {
+			kind = "rollback"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Rank, p.At.UTC().Format(time.RFC3339), kind,
+			name(p.ConfigurationID), name(p.PreviousConfigurationID), clean(p.Operator), clean(truncateRunes(p.Reason, 80)))
+	}
+	return tw.Flush()
 }
 
 // sharePercent renders basis points as a percentage ("20%", "12.5%").

@@ -69,20 +69,7 @@ func experimentsStopCmd() *cobra.Command {
 }
 
 func experimentsListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "Every experiment, oldest first, with its arms, share and state",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			t, err := openControlTools(ctx, cmd.ErrOrStderr(), false)
-			if err != nil {
-				return err
-			}
-			defer t.close()
-			return printExperiments(ctx, cmd.OutOrStdout(), t.reader)
-		},
-	}
+	return controlListCmd("list", "Every experiment, oldest first, with its arms, share and state", printExperiments)
 }
 
 func printExperiments(ctx context.Context, w io.Writer, r *serving.Reader) error {
