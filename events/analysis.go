@@ -533,12 +533,18 @@ func (AnalysisFailedV1) EventType() string { return TypeAnalysisFailedV1 }
 
 // Validate implements Payload.
 func (p AnalysisFailedV1) Validate() error {
-	errs := []error{p.AnalysisRef.validate()}
-	if p.Reason == "" {
+	return errors.Join(p.AnalysisRef.validate(), validateAttemptFailure(p.Reason, p.Retryable, p.RetryAt))
+}
+
+// validateAttemptFailure checks what every failed attempt carries: a
+// reason, and a retry time (RFC 3339) only on a retryable failure.
+func validateAttemptFailure(reason string, retryable bool, retryAt string) error {
+	var errs []error
+	if reason == "" {
 		errs = append(errs, errors.New("reason is required"))
 	}
-	if p.RetryAt != "" {
-		if _, err := time.Parse(time.RFC3339Nano, p.RetryAt); err != nil || !p.Retryable {
+	if retryAt != "" {
+		if _, err := time.Parse(time.RFC3339Nano, retryAt); err != nil || !retryable {
 			errs = append(errs, errors.New("retry_at must be an RFC 3339 time, and only on a retryable failure"))
 		}
 	}

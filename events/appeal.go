@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -381,16 +380,7 @@ func (AppealReviewFailedV1) EventType() string { return TypeAppealReviewFailedV1
 
 // Validate implements Payload.
 func (p AppealReviewFailedV1) Validate() error {
-	errs := []error{p.AppealRef.validate()}
-	if p.Reason == "" {
-		errs = append(errs, errors.New("reason is required"))
-	}
-	if p.RetryAt != "" {
-		if _, err := time.Parse(time.RFC3339Nano, p.RetryAt); err != nil || !p.Retryable {
-			errs = append(errs, errors.New("retry_at must be an RFC 3339 time, and only on a retryable failure"))
-		}
-	}
-	return errors.Join(errs...)
+	return errors.Join(p.AppealRef.validate(), validateAttemptFailure(p.Reason, p.Retryable, p.RetryAt))
 }
 
 // AppealFiledEventID is the event id of an appeal's appeal.filed: two
