@@ -180,17 +180,7 @@ const WorkKind = "analysis"
 // those waiting for an attempt, and those RUNNING without a live lease
 // (their worker stopped).
 func (s *Store) Work(ctx context.Context, now time.Time, limit int) ([]runstate.Work, error) {
-	rows, err := s.pool.Query(ctx, `SELECT a.analysis_id::text FROM analyses a
-		WHERE ((a.status IN ('PENDING', 'RETRY_WAIT') AND a.due_at <= $1) OR a.status = 'RUNNING')
-		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.work_id = 'run:' || a.analysis_id::text AND l.until > $1)
-		ORDER BY a.due_at, a.analysis_id LIMIT $2`, now, limit)
-	if err != nil {
-		return nil, fmt.Errorf("analyst work: %w", err)
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstate.Work, error) {
-		w := runstate.Work{Kind: WorkKind}
-		return w, row.Scan(&w.InvestigationID)
-	})
+	return runstate.DueRuns(ctx, s.pool, "analyses", "analysis_id", WorkKind, now, limit)
 }
 
 // OpenState opens the analyst's run state: a runstate group (its schema

@@ -220,17 +220,7 @@ const WorkKind = "appeal"
 // Work lists up to limit appeals that are due at now and not leased: those
 // waiting for an attempt, and those RUNNING without a live lease.
 func (s *Store) Work(ctx context.Context, now time.Time, limit int) ([]runstate.Work, error) {
-	rows, err := s.pool.Query(ctx, `SELECT a.appeal_id::text FROM appeals a
-		WHERE ((a.status IN ('PENDING', 'RETRY_WAIT') AND a.due_at <= $1) OR a.status = 'RUNNING')
-		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.work_id = 'run:' || a.appeal_id::text AND l.until > $1)
-		ORDER BY a.due_at, a.appeal_id LIMIT $2`, now, limit)
-	if err != nil {
-		return nil, fmt.Errorf("appeal work: %w", err)
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstate.Work, error) {
-		w := runstate.Work{Kind: WorkKind}
-		return w, row.Scan(&w.InvestigationID)
-	})
+	return runstate.DueRuns(ctx, s.pool, "appeals", "appeal_id", WorkKind, now, limit)
 }
 
 // OpenState opens the appeals' run state: a runstate group on the

@@ -345,3 +345,25 @@ func (s *Store) CatchUp(ctx context.Context, timeout time.Duration) error {
 	}
 	return nil
 }
+
+// DueRuns lists up to limit whole runs of kind (one row each in table,
+// identified by idColumn, with the run status and due_at columns every
+// stage's fold keeps) that are due at now and not leased: those waiting for
+// an attempt (PENDING, RETRY_WAIT), and those RUNNING without a live lease
+// (their worker stopped). Stages whose lease covers a whole run (the
+// analyst, the appeal reviews) list their work with it.
+func DueRuns(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, table, idColumn, kind string, now time.Time, limit int) ([]Work, error) {
+	rows, err := q.Query(ctx, `SELECT a.`+idColumn+`::text FROM `+table+` a
+		WHERE ((a.status IN ('PENDING', 'RETRY_WAIT') AND a.due_at <= $1) OR a.status = 'RUNNING')
+		AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.work_id = 'run:' || a.`+idColumn+`::text AND l.until > $1)
+		ORDER BY a.due_at, a.`+idColumn+` LIMIT $2`, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s work: %w", kind, err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Work, error) {
+		w := Work{Kind: kind}
+		return w, row.Scan(&w.InvestigationID)
+	})
+}
