@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/kafka"
 )
 
 // IsAppealType reports whether t is an event of the appeal aggregate.
@@ -311,19 +310,8 @@ func ReadAppealLog(ctx context.Context, src LogSource, appealID string) (*Appeal
 	if !isUUID(appealID) {
 		return nil, fmt.Errorf("appeal id must be a UUID: %q", appealID)
 	}
-	timeout := src.Timeout
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cl, err := kafka.NewClient(src.Brokers)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
 	topic := src.Topics.Name(events.TopicInvestigations)
-	recs, err := readKey(ctx, cl, src.Brokers, src.Registry, topic, appealID, IsAppealType)
+	recs, err := readAggregate(ctx, src, topic, appealID, IsAppealType)
 	if err != nil {
 		return nil, err
 	}

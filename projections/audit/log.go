@@ -87,6 +87,21 @@ func ReadAnalysisLog(ctx context.Context, src LogSource, analysisID string) (*An
 	if !isUUID(analysisID) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidAnalysisID, analysisID)
 	}
+	topic := src.Topics.Name(events.TopicAnalyses)
+	recs, err := readAggregate(ctx, src, topic, analysisID, IsAnalysisType)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: %s is not on %s", ErrAnalysisNotFound, analysisID, topic)
+	}
+	return BuildAnalysis(analysisID, recs)
+}
+
+// readAggregate reads the records of one aggregate (key) of the given
+// types from topic straight from Kafka, within src's timeout (a minute by
+// default).
+func readAggregate(ctx context.Context, src LogSource, topic, key string, is func(string) bool) ([]Record, error) {
 	timeout := src.Timeout
 	if timeout <= 0 {
 		timeout = time.Minute
@@ -98,15 +113,7 @@ func ReadAnalysisLog(ctx context.Context, src LogSource, analysisID string) (*An
 		return nil, err
 	}
 	defer cl.Close()
-	topic := src.Topics.Name(events.TopicAnalyses)
-	recs, err := readKey(ctx, cl, src.Brokers, src.Registry, topic, analysisID, IsAnalysisType)
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w: %s is not on %s", ErrAnalysisNotFound, analysisID, topic)
-	}
-	return BuildAnalysis(analysisID, recs)
+	return readKey(ctx, cl, src.Brokers, src.Registry, topic, key, is)
 }
 
 // ErrInvalidAnalysisID is returned for an analysis id that is not a UUID.
