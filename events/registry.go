@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"sort"
+	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrUnknownType is returned when decoding a type the registry does not know.
@@ -37,6 +41,9 @@ type Definition struct {
 // around as a value; nothing registers itself through init().
 type Registry struct {
 	defs map[string]Definition
+	// decoders holds *streamDecoder: strict decoders kept with their
+	// buffers between payloads (see decodePooled).
+	decoders sync.Pool
 }
 
 // NewRegistry builds a registry and rejects duplicate or malformed definitions.
@@ -237,11 +244,30 @@ func (r *Registry) Encode(e Event) (Message, error) {
 
 // Decode parses a record value: the envelope first, then the payload it names.
 // Unknown fields are rejected so a typo in a producer cannot pass silently.
+//
+// The envelope as Encode writes it (exact field names, each once, plain
+// strings, the payload an object) is read by decodePlainEnvelope without
+// encoding/json, and a payload by its decodePlain or a pooled decoder;
+// anything else, and any record that fails, is decoded again by
+// strictUnmarshal, whose acceptance and error messages are the contract
+// (parking reasons and replay identity depend on them). decode_oracle_test.go
+// compares the two ways.
 func (r *Registry) Decode(value []byte) (Event, error) {
+	if env, ok := decodePlainEnvelope(value); ok {
+		if ev, err := r.decodePayload(env); err == nil {
+			return ev, nil
+		}
+	}
 	var env Envelope
 	if err := strictUnmarshal(value, &env); err != nil {
 		return Event{}, fmt.Errorf("decode envelope: %w", err)
 	}
+	return r.decodePayload(env)
+}
+
+// decodePayload validates a decoded envelope and decodes, validates and
+// upcasts the payload it carries.
+func (r *Registry) decodePayload(env Envelope) (Event, error) {
 	if err := env.Validate(); err != nil {
 		return Event{}, err
 	}
@@ -249,9 +275,15 @@ func (r *Registry) Decode(value []byte) (Event, error) {
 	if !ok {
 		return Event{}, fmt.Errorf("%w: %s", ErrUnknownType, env.Type)
 	}
+	// Each way starts from a new payload: a failed one may have set fields.
 	p := d.New()
-	if err := strictUnmarshal(env.Data, p); err != nil {
-		return Event{}, fmt.Errorf("decode %s: %w", env.Type, err)
+	if pd, ok := p.(plainDecoder); !ok || !pd.decodePlain(env.Data) {
+		if p = d.New(); !r.decodePooled(env.Data, p) {
+			p = d.New()
+			if err := strictUnmarshal(env.Data, p); err != nil {
+				return Event{}, fmt.Errorf("decode %s: %w", env.Type, err)
+			}
+		}
 	}
 	if err := p.Validate(); err != nil {
 		return Event{}, fmt.Errorf("%s: %w", env.Type, err)
@@ -297,6 +329,49 @@ func (r *Registry) upcast(d Definition, p Payload, subject string) (Payload, err
 	return p, nil
 }
 
+// streamDecoder is a strict json.Decoder reading the payloads given to it
+// one after another as one stream, so that its buffer, grown to the largest
+// payload, is not allocated and grown again for every record.
+type streamDecoder struct {
+	dec  *json.Decoder
+	in   []byte // what Read has not yet given dec
+	seen int64  // bytes given to the stream so far
+}
+
+// Read implements io.Reader for dec.
+func (s *streamDecoder) Read(p []byte) (int, error) {
+	if len(s.in) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.in)
+	s.in = s.in[n:]
+	return n, nil
+}
+
+// decodePooled decodes data, one complete JSON value, into v with a pooled
+// streamDecoder and reports whether it succeeded; then v is what
+// strictUnmarshal gives, since the decoder read exactly data as its next
+// value, with nothing after it (InputOffset is the end of data). On false
+// (v may be partly set) the caller decodes a new v with strictUnmarshal,
+// whose error messages are the contract; the decoder, which may keep an
+// error or unread bytes, is dropped.
+func (r *Registry) decodePooled(data []byte, v any) bool {
+	s, _ := r.decoders.Get().(*streamDecoder)
+	if s == nil {
+		s = &streamDecoder{}
+		s.dec = json.NewDecoder(s)
+		s.dec.DisallowUnknownFields()
+	}
+	s.in = data
+	s.seen += int64(len(data))
+	ok := s.dec.Decode(v) == nil && s.dec.InputOffset() == s.seen && len(s.in) == 0
+	s.in = nil
+	if ok {
+		r.decoders.Put(s)
+	}
+	return ok
+}
+
 func strictUnmarshal(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -319,4 +394,262 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Bits of the envelope fields decodePlainEnvelope has read.
+const (
+	envID = 1 << iota
+	envType
+	envSubject
+	envTime
+	envCorrelationID
+	envCausationID
+	envData
+)
+
+// decodePlainEnvelope reads the envelope of value without encoding/json, in
+// the one shape Encode writes: an object whose keys are the exact field
+// names, each at most once, whose values are strings without escapes,
+// control characters or invalid UTF-8, "data" an object, and nothing but
+// JSON white space around it. Such a string decodes to its bytes and
+// "time" is read by time.Time's UnmarshalJSON, as encoding/json does; the
+// payload's bytes are found by matching brackets and are only valid JSON if
+// strictUnmarshal accepts them as the payload. It answers false for any
+// other input, which the caller then decodes with strictUnmarshal.
+// TestDecodeMatchesStrict and FuzzDecodeMatchesStrict compare the two.
+func decodePlainEnvelope(value []byte) (Envelope, bool) {
+	var env Envelope
+	i := skipJSONSpace(value, 0)
+	if i >= len(value) || value[i] != '{' {
+		return Envelope{}, false
+	}
+	var seen uint8
+	for i++; ; {
+		i = skipJSONSpace(value, i)
+		key, next, ok := plainJSONString(value, i)
+		if !ok {
+			return Envelope{}, false
+		}
+		i = skipJSONSpace(value, next)
+		if i >= len(value) || value[i] != ':' {
+			return Envelope{}, false
+		}
+		i = skipJSONSpace(value, i+1)
+		var bit uint8
+		switch string(key) {
+		case "id":
+			bit, next, ok = envID, 0, false
+			if s, end, sok := plainJSONString(value, i); sok {
+				env.ID, next, ok = string(s), end, true
+			}
+		case "type":
+			bit, next, ok = envType, 0, false
+			if s, end, sok := plainJSONString(value, i); sok {
+				env.Type, next, ok = string(s), end, true
+			}
+		case "subject":
+			bit, next, ok = envSubject, 0, false
+			if s, end, sok := plainJSONString(value, i); sok {
+				env.Subject, next, ok = string(s), end, true
+			}
+		case "correlation_id":
+			bit, next, ok = envCorrelationID, 0, false
+			if s, end, sok := plainJSONString(value, i); sok {
+				env.CorrelationID, next, ok = string(s), end, true
+			}
+		case "causation_id":
+			bit, next, ok = envCausationID, 0, false
+			if s, end, sok := plainJSONString(value, i); sok {
+				env.CausationID, next, ok = string(s), end, true
+			}
+		case "time":
+			bit = envTime
+			_, next, ok = plainJSONString(value, i)
+			ok = ok && env.Time.UnmarshalJSON(value[i:next]) == nil
+		case "data":
+			bit = envData
+			next, ok = jsonObjectEnd(value, i)
+			if ok {
+				env.Data = value[i:next]
+			}
+		default:
+			return Envelope{}, false
+		}
+		if !ok || seen&bit != 0 {
+			return Envelope{}, false
+		}
+		seen |= bit
+		i = skipJSONSpace(value, next)
+		if i >= len(value) {
+			return Envelope{}, false
+		}
+		switch value[i] {
+		case ',':
+			i++
+		case '}':
+			if skipJSONSpace(value, i+1) != len(value) {
+				return Envelope{}, false
+			}
+			return env, true
+		default:
+			return Envelope{}, false
+		}
+	}
+}
+
+// plainDecoder is implemented by the payloads of the most frequent records
+// whose fields are all strings: decodePlain reads data in the plain form
+// Encode writes (see decodePlainObject) into a new payload, or answers
+// false, and the payload is then decoded by strictUnmarshal.
+type plainDecoder interface {
+	decodePlain(data []byte) bool
+}
+
+// plainField names one field of a payload for decodePlainObject: a string
+// (str) or a bool (boolean).
+type plainField struct {
+	name    string
+	str     *string
+	boolean *bool
+}
+
+// decodePlainObject reads data when it is an object whose keys are exact
+// names of fields, each at most once, and whose values are plain strings
+// (see plainJSONString) for string fields and true or false for bool
+// fields, with only JSON white space around and between them; then every
+// byte of it has been checked, and strictUnmarshal would give the same
+// fields. It answers false for anything else (null included).
+func decodePlainObject(data []byte, fields []plainField) bool {
+	i := skipJSONSpace(data, 0)
+	if i >= len(data) || data[i] != '{' || len(fields) > 64 {
+		return false
+	}
+	var seen uint64
+	for i++; ; {
+		i = skipJSONSpace(data, i)
+		key, next, ok := plainJSONString(data, i)
+		if !ok {
+			return false
+		}
+		i = skipJSONSpace(data, next)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipJSONSpace(data, i+1)
+		f := slices.IndexFunc(fields, func(f plainField) bool { return f.name == string(key) })
+		if f < 0 || seen&(1<<f) != 0 {
+			return false
+		}
+		seen |= 1 << f
+		switch field := fields[f]; {
+		case field.str != nil:
+			s, end, ok := plainJSONString(data, i)
+			if !ok {
+				return false
+			}
+			*field.str, next = string(s), end
+		case bytes.HasPrefix(data[i:], []byte("true")):
+			*field.boolean, next = true, i+len("true")
+		case bytes.HasPrefix(data[i:], []byte("false")):
+			*field.boolean, next = false, i+len("false")
+		default:
+			return false
+		}
+		i = skipJSONSpace(data, next)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i++
+		case '}':
+			return skipJSONSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+}
+
+// skipJSONSpace returns the index of the first byte at or after i that is
+// not JSON white space.
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// plainJSONString reads the string starting at b[i] when it has no escape,
+// no control character and only valid UTF-8, so that its bytes are its
+// value; it returns them and the index after the closing quote.
+func plainJSONString(b []byte, i int) (s []byte, next int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	start := i + 1
+	ascii := true
+	for j := start; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			if !ascii && !utf8.Valid(b[start:j]) {
+				return nil, 0, false
+			}
+			return b[start:j], j + 1, true
+		case c == '\\' || c < 0x20:
+			return nil, 0, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, 0, false
+}
+
+// jsonObjectEnd returns the index after the object starting at b[i],
+// matching brackets outside strings. It does not validate the object.
+func jsonObjectEnd(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1, true
+			}
+		case '"':
+			for j++; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(b) {
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// decodePlain implements plainDecoder: views are most of the posts topic.
+func (p *PostViewRecordedV1) decodePlain(data []byte) bool {
+	return decodePlainObject(data, []plainField{
+		{name: "post_id", str: &p.PostID}, {name: "post_version_id", str: &p.PostVersionID},
+		{name: "platform", str: &p.Platform}, {name: "external_id", str: &p.ExternalID},
+		{name: "viewer_key", str: &p.ViewerKey}, {name: "ip_range_key", str: &p.IPRangeKey},
+		{name: "authenticated", boolean: &p.Authenticated},
+	})
+}
+
+// decodePlain implements plainDecoder.
+func (p *PostViewRecordedV2) decodePlain(data []byte) bool {
+	return decodePlainObject(data, []plainField{
+		{name: "post_id", str: &p.PostID}, {name: "post_version_id", str: &p.PostVersionID},
+		{name: "platform", str: &p.Platform}, {name: "external_id", str: &p.ExternalID},
+		{name: "viewer_key", str: &p.ViewerKey}, {name: "viewer_kind", str: &p.ViewerKind},
+		{name: "ip_range_key", str: &p.IPRangeKey},
+	})
 }
