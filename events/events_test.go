@@ -386,3 +386,36 @@ func TestDerivedIDsAreStable(t *testing.T) {
 	require.NotEqual(t, postID, events.PostID("X", "2"))
 	require.NotEqual(t, postID, events.PostID("X\x001", ""), "separator must keep parts apart")
 }
+
+// A payload's validation errors come in one order, whatever the run: a
+// parked event's stored reason must be the same on every replay.
+func TestValidationErrorsAreInAFixedOrder(t *testing.T) {
+	reg := *samples()[events.TypePostVersionRegisteredV1].(*events.PostVersionRegisteredV1)
+	reg.ContentHash, reg.OccurrencesHash = "X", "Y"
+	done := *samples()[events.TypeInvestigationCompletedV1].(*events.InvestigationCompletedV1)
+	claim := done.Claims[0]
+	claim.Text, claim.Context, claim.Summary, claim.Reasoning = "", "", "", ""
+	done.Claims = []events.ClaimV1{claim}
+	for _, tc := range []struct {
+		name  string
+		p     events.Payload
+		order []string
+	}{
+		{"registration hashes", reg, []string{"content_hash is not", "occurrences_hash is not"}},
+		{"claim fields", done, []string{"text is empty", "context is empty", "summary is empty", "reasoning is empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := tc.p.Validate()
+			require.Error(t, first)
+			at := -1
+			for _, want := range tc.order {
+				i := strings.Index(first.Error(), want)
+				require.Greater(t, i, at, "%q out of order in %q", want, first)
+				at = i
+			}
+			for range 50 {
+				require.Equal(t, first.Error(), tc.p.Validate().Error())
+			}
+		})
+	}
+}

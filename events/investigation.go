@@ -141,9 +141,12 @@ func (c ClaimV1) validate(investigationID string, n int) error {
 	if c.ID != ClaimID(investigationID, n) {
 		errs = append(errs, fmt.Errorf("claim %d: id does not derive from the investigation and position", n))
 	}
-	for name, v := range map[string]string{"text": c.Text, "context": c.Context, "summary": c.Summary, "reasoning": c.Reasoning} {
-		if v == "" {
-			errs = append(errs, fmt.Errorf("claim %d: %s is empty", n, name))
+	// In a fixed order: a parked event's reason must be the same on replay.
+	for _, f := range []struct{ name, v string }{
+		{"text", c.Text}, {"context", c.Context}, {"summary", c.Summary}, {"reasoning", c.Reasoning},
+	} {
+		if f.v == "" {
+			errs = append(errs, fmt.Errorf("claim %d: %s is empty", n, f.name))
 		}
 	}
 	if len(c.Sources) == 0 {

@@ -217,9 +217,12 @@ func (p PostVersionRegisteredV1) Validate() error {
 	if p.PostVersionID != PostVersionID(p.PostID, p.VersionHash) {
 		errs = append(errs, errors.New("post_version_id does not derive from post_id and version_hash"))
 	}
-	for name, h := range map[string]string{"version_hash": p.VersionHash, "content_hash": p.ContentHash, "occurrences_hash": p.OccurrencesHash} {
-		if !isSHA256Hex(h) {
-			errs = append(errs, fmt.Errorf("%s is not 64 lowercase hex characters", name))
+	// In a fixed order: a parked event's reason must be the same on replay.
+	for _, h := range []struct{ name, v string }{
+		{"version_hash", p.VersionHash}, {"content_hash", p.ContentHash}, {"occurrences_hash", p.OccurrencesHash},
+	} {
+		if !isSHA256Hex(h.v) {
+			errs = append(errs, fmt.Errorf("%s is not 64 lowercase hex characters", h.name))
 		}
 	}
 	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
