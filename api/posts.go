@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -149,7 +150,8 @@ func WithBacklog(b Backlog) Option {
 // registration is applied, however late; until then nothing is known of an
 // investigation of the version (NOT_INVESTIGATED).
 func (s *Server) locate(ctx context.Context, id string) (status any, ref serving.VersionRef, found bool, err error) {
-	v, err := s.reader.VersionStatusByID(ctx, id)
+	statuses := s.statusReader()
+	v, err := statuses.VersionStatusByID(ctx, id)
 	if err == nil {
 		return statusOf(v), refOf(v), true, nil
 	}
@@ -169,11 +171,59 @@ func (s *Server) locate(ctx context.Context, id string) (status any, ref serving
 	}
 	// The backlog drops a registration once the projection has applied it,
 	// so the projection may have the version since the first read.
-	v, err = s.reader.VersionStatusByID(ctx, id)
+	v, err = statuses.VersionStatusByID(ctx, id)
 	if err != nil {
 		return nil, serving.VersionRef{}, false, ignoreNotFound(err)
 	}
 	return statusOf(v), refOf(v), true, nil
+}
+
+// StatusCache answers the view path's status reads from memory, kept
+// current by the serving projection's commits
+// (projections/serving.StatusCache).
+type StatusCache interface {
+	// VersionStatusByID is Reader.VersionStatusByID.
+	VersionStatusByID(ctx context.Context, id string) (serving.VersionStatus, error)
+	// Sync returns once every serving commit before it reached the cache.
+	Sync(ctx context.Context) error
+}
+
+// WithStatusCache makes recordViewAndGetStatus read statuses through c.
+// Read-your-writes holds: every wait for the serving projection to apply
+// this API's write is followed by c.Sync, so the cache has dropped what
+// the write changed before the caller's next call reads it.
+func WithStatusCache(c StatusCache) Option {
+	return func(s *Server) {
+		s.statuses = c
+		s.watermark = syncedWatermark{wm: s.watermark, cache: c}
+	}
+}
+
+// versionStatuses answers VersionStatusByID (Reader, StatusCache).
+type versionStatuses interface {
+	VersionStatusByID(ctx context.Context, id string) (serving.VersionStatus, error)
+}
+
+// statusReader is what the view path reads statuses through.
+func (s *Server) statusReader() versionStatuses {
+	if s.statuses != nil {
+		return s.statuses
+	}
+	return s.reader
+}
+
+// syncedWatermark is a Watermark whose successful wait also syncs the
+// status cache (WithStatusCache).
+type syncedWatermark struct {
+	wm    Watermark
+	cache StatusCache
+}
+
+func (w syncedWatermark) WaitFor(ctx context.Context, topic string, partition int32, offset int64, timeout time.Duration) error {
+	if err := w.wm.WaitFor(ctx, topic, partition, offset, timeout); err != nil {
+		return err
+	}
+	return w.cache.Sync(ctx)
 }
 
 func refOf(v serving.VersionStatus) serving.VersionRef {

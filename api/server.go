@@ -99,6 +99,7 @@ type Server struct {
 	assigner   Assigner // nil: the default configuration
 	backlog    Backlog
 	known      KnownVersions
+	statuses   StatusCache // nil: the view path reads the reader
 	log        *slog.Logger
 	app        *fiber.App
 	// mounts add middleware and routes before the built-in ones (WithRoutes).

@@ -136,7 +136,7 @@ func printAnalysisTrail(cmd *cobra.Command, e *env, id string, fromProjection, a
 // (following `errata replay` switches); the GraphQL field resolves through
 // its Trail method. The caller calls the release function.
 func (e *env) auditReader(ctx context.Context) (*audit.Reader, func(), error) {
-	pool, err := e.followingPool(ctx, audit.ProjectorName, audit.Schema)
+	pool, err := e.followingPool(ctx, audit.ProjectorName, audit.Schema, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -95,11 +96,21 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pool, err := e.followingServingPool(ctx)
+			// A generation switch moves the pool, then drops the status
+			// cache (what it holds is of the old schema).
+			var statusCache atomic.Pointer[serving.StatusCache]
+			pool, err := e.followingPool(ctx, serving.ProjectorName, e.cfg.ServingSchema, func() {
+				if c := statusCache.Load(); c != nil {
+					c.Reset()
+				}
+			})
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
+			cache, stopCache := startStatusCache(ctx, e, pool)
+			defer stopCache()
+			statusCache.Store(cache)
 			producer, err := e.producer(ctx)
 			if err != nil {
 				return err
@@ -132,7 +143,7 @@ func serveCmd() *cobra.Command {
 			}
 			reader := serving.NewReader(pool)
 			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader),
-				api.WithAssigner(investigations.NewServingAssigner(reader)), api.WithKnownVersions(reader)}
+				api.WithAssigner(investigations.NewServingAssigner(reader)), api.WithKnownVersions(reader), api.WithStatusCache(cache)}
 			workbench, closeWorkbench, err := analysesOption(e, pool, appender)
 			if err != nil {
 				return err

@@ -261,6 +261,22 @@ func (s *stack) viewStatus(t *testing.T, versionID string) extensionView {
 	return v
 }
 
+// viewStatusOnce polls recordViewAndGetStatus (up to 10 s) until ok holds
+// and returns that answer. The API answers statuses from a cache that the
+// serving projection's commits keep current (projections/serving
+// StatusCache): a reader that saw a commit elsewhere (GraphQL, the CLI's
+// own wait) may get the previous answer for the moment the commit's
+// notification takes to arrive.
+func (s *stack) viewStatusOnce(t *testing.T, versionID string, ok func(extensionView) bool) extensionView {
+	t.Helper()
+	var v extensionView
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		v = s.viewStatus(t, versionID)
+		return ok(v), fmt.Sprintf("%+v", v)
+	})
+	return v
+}
+
 // waitComplete waits until GraphQL's publicInvestigation shows the
 // investigation COMPLETE (whether or not the extension sees it) and
 // returns it and its current claims.
@@ -421,8 +437,7 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 		require.Len(t, claims, 1, p.ext)
 		require.Equal(t, p.claim, claims[0]["text"])
 		require.Equal(t, p.correction+" (gpt-test)", claims[0]["summary"])
-		v := s.viewStatus(t, version[p.ext])
-		require.Equal(t, "INVESTIGATED", v.State)
+		v := s.viewStatusOnce(t, version[p.ext], func(v extensionView) bool { return v.State == "INVESTIGATED" })
 		require.Len(t, v.Claims, 1)
 		require.Equal(t, claims[0]["id"], v.Claims[0].ID)
 		defaultClaim[p.ext] = v.Claims[0].ID
@@ -521,11 +536,12 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 	// has them, the default's elsewhere; rollback restores the default's.
 	require.Equal(t, "Active configuration: cand ("+candID+").\n", ok("configurations", "promote", "cand", "--reason", "better on review"))
 	for _, p := range first {
-		v := s.viewStatus(t, version[p.ext])
-		require.Len(t, v.Claims, 1, p.ext)
 		want := defaultClaim[p.ext]
 		if id, ok := candClaim[p.ext]; ok {
 			want = id
+		}
+		v := s.viewStatusOnce(t, version[p.ext], func(v extensionView) bool { return len(v.Claims) == 1 && v.Claims[0].ID == want })
+		if _, ok := candClaim[p.ext]; ok {
 			require.Equal(t, p.correction+" (gpt-cand)", v.Claims[0].Summary)
 		}
 		require.Equal(t, want, v.Claims[0].ID, p.ext)
@@ -537,7 +553,9 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 
 	require.Equal(t, "Active configuration: default (the default configuration).\n", ok("configurations", "rollback", "--reason", "back to default"))
 	for _, p := range first {
-		v := s.viewStatus(t, version[p.ext])
+		v := s.viewStatusOnce(t, version[p.ext], func(v extensionView) bool {
+			return len(v.Claims) == 1 && v.Claims[0].ID == defaultClaim[p.ext]
+		})
 		require.Len(t, v.Claims, 1, p.ext)
 		require.Equal(t, defaultClaim[p.ext], v.Claims[0].ID, p.ext)
 	}
@@ -572,8 +590,7 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 		claims := s.waitInvestigated(t, id, time.Minute)
 		st := stats[armOf[id]]
 		st.investigations++
-		v := s.viewStatus(t, version[p.ext])
-		require.Equal(t, "INVESTIGATED", v.State)
+		v := s.viewStatusOnce(t, version[p.ext], func(v extensionView) bool { return v.State == "INVESTIGATED" })
 		if p.withheld {
 			require.Empty(t, claims, "the strict policy withholds a claim no source refutes")
 			require.Empty(t, v.Claims)
@@ -688,7 +705,7 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 	require.Equal(t, map[string]any{"appealId": retractedID, "status": "RETRACTED", "duplicate": true}, again)
 
 	retractedInv := laterInv[retractedPost.ext]
-	v := s.viewStatus(t, version[retractedPost.ext])
+	v := s.viewStatusOnce(t, version[retractedPost.ext], func(v extensionView) bool { return len(v.Claims) == 0 })
 	require.Equal(t, "INVESTIGATED", v.State)
 	require.Empty(t, v.Claims, "a retracted claim leaves the extension's answers")
 	require.Empty(t, s.investigationView(t, retractedInv).Claims)

@@ -46,7 +46,7 @@ func (e *env) controlPool(ctx context.Context) (*pgxpool.Pool, error) {
 // followingServingPool opens a pool on the active generation of the serving
 // projection that follows `errata replay` switches (see followingPool).
 func (e *env) followingServingPool(ctx context.Context) (*pgxpool.Pool, error) {
-	return e.followingPool(ctx, serving.ProjectorName, e.cfg.ServingSchema)
+	return e.followingPool(ctx, serving.ProjectorName, e.cfg.ServingSchema, nil)
 }
 
 // followingPool opens a pool on the active generation of the Postgres
@@ -54,8 +54,10 @@ func (e *env) followingServingPool(ctx context.Context) (*pgxpool.Pool, error) {
 // when `errata replay` switches generations: the pool's connections take
 // their search_path from the active target when they connect, and a switch
 // resets the pool, so every request after the switch reads the new schema
-// while requests in flight finish on the old.
-func (e *env) followingPool(ctx context.Context, projection, base string) (*pgxpool.Pool, error) {
+// while requests in flight finish on the old. onSwitch, when set, runs
+// after each such reset (what the process keeps of the old schema is
+// dropped there: the API's status cache).
+func (e *env) followingPool(ctx context.Context, projection, base string, onSwitch func()) (*pgxpool.Pool, error) {
 	cfg, err := postgres.PoolConfig(e.cfg.DatabaseURL, base)
 	if err != nil {
 		return nil, err
@@ -86,6 +88,9 @@ func (e *env) followingPool(ctx context.Context, projection, base string) (*pgxp
 		e.log.Info("projection switched: readers move", "projection", projection, "generation", t.Generation, "schema", name)
 		schema.Store(name)
 		pool.Reset()
+		if onSwitch != nil {
+			onSwitch()
+		}
 	})
 	return pool, nil
 }

@@ -85,6 +85,10 @@ func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned)
 	// Consecutive registrations are queued together, set-based, before
 	// the next statement of another event: the order of effects is the log's.
 	var regs []registration
+	// What the batch changes of the statuses the API caches
+	// (statuscache.go): the posts of its registrations, or anything.
+	var regPosts []string
+	others := false
 	flush := func() {
 		if len(regs) > 0 {
 			queueRegistrations(b, regs)
@@ -96,12 +100,14 @@ func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned)
 		switch p := ev.Payload.(type) {
 		case *events.PostVersionRegisteredV1:
 			regs = append(regs, registration{t: ev.Time, p: p})
+			regPosts = append(regPosts, p.PostID)
 			continue
 		case *events.PostViewRecordedV2:
 			views = append(views, view{at: ev.Time, p: p})
 			continue
 		}
 		flush()
+		others = true
 		if isAnalysisType(ev.Type()) {
 			if err := queueAnalysisEvent(b, pe); err != nil {
 				return err
@@ -148,6 +154,7 @@ func (a *Applier) apply(ctx context.Context, tx pgx.Tx, evs []pgproj.Positioned)
 		}
 	}
 	flush()
+	queueStatusInvalidation(b, statusInvalidation(regPosts, others))
 	if b.Len() > 0 {
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("serving statements: %w", err)

@@ -64,6 +64,8 @@ type Stack struct {
 	cancel   context.CancelFunc
 	runDone  chan error
 	release  func()
+	// stopCache ends the status cache's listener.
+	stopCache func()
 }
 
 // StartStack migrates the serving schema, starts the projector and the API,
@@ -109,7 +111,10 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 	go func() { s.runDone <- runner.Run(rctx) }()
 
 	reader := serving.NewReader(s.Pool)
-	opts := []api.Option{api.WithInvestigations(s.Requests, reader), api.WithKnownVersions(reader),
+	// The status cache, as `errata serve` runs it (cmd/errata startStatusCache).
+	cache := serving.NewStatusCache(s.Pool, reader, serving.StatusCacheConfig{}, cfg.Log)
+	s.stopCache = cache.Start(context.WithoutCancel(ctx))
+	opts := []api.Option{api.WithInvestigations(s.Requests, reader), api.WithKnownVersions(reader), api.WithStatusCache(cache),
 		api.WithRoutes(func(app *fiber.App) { app.Use(s.counter.middleware) })}
 	if cfg.APIOptions != nil {
 		extra, release, err := cfg.APIOptions(ctx, s.Pool)
@@ -190,6 +195,9 @@ func (s *Stack) Close() error {
 		if err := <-s.runDone; err != nil {
 			errs = append(errs, fmt.Errorf("serving projector: %w", err))
 		}
+	}
+	if s.stopCache != nil {
+		s.stopCache()
 	}
 	if s.release != nil {
 		s.release()
