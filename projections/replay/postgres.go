@@ -76,8 +76,21 @@ func (s *Postgres) Open(ctx context.Context, gen int64) (Projector, func(), erro
 		pool.Close()
 		return nil, nil, err
 	}
-	return s.Projector(pool, skipDeadLetters{s.cfg.Log}), pool.Close, nil
+	return parallel{Projector: s.Projector(pool, skipDeadLetters{s.cfg.Log}), n: PostgresPartitions}, pool.Close, nil
 }
+
+// PostgresPartitions is how many partitions a pgproj projection's catch-up
+// applies at once, each in its own transaction on its own connection, so
+// that one partition's events are decoded while another's transaction runs
+// (BenchmarkServingReplay: about 1.2x one at a time). Not more: the serving
+// applier's transactions all upsert a few shared rows (authors, the empty
+// image occurrence set) first and hold them to their commit, so their
+// Postgres work runs one after another anyway, and three or more at once
+// deadlock on those rows often enough (a lost second each) to lose. A
+// pgproj projector holds no state between batches, and the serving and
+// audit appliers write other partitions' aggregates, or shared rows by
+// commutative upserts, as live projectors on several workers already do.
+const PostgresPartitions = 2
 
 // Generations implements Rebuildable: the generations whose schema exists.
 func (s *Postgres) Generations(ctx context.Context) ([]int64, error) {

@@ -23,10 +23,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/retry"
@@ -91,6 +94,13 @@ type Config struct {
 	// Handler applies records; Positions tells where the target stands.
 	Handler   kafka.Handler
 	Positions kafka.PositionStore
+	// Partitions is how many partitions are applied at once (0 or 1: one
+	// at a time). Each partition's batches are still applied one after
+	// another in offset order, each with its checkpoint; more than one
+	// requires a Handler safe for concurrent calls on different partitions
+	// whose effects of different partitions commute (see
+	// ParallelProjector).
+	Partitions int
 	// OnProgress is called about every ProgressEvery and once at the end.
 	OnProgress    func(Progress)
 	ProgressEvery time.Duration
@@ -98,10 +108,31 @@ type Config struct {
 	ClientOpts []kgo.Opt
 }
 
+// Catch-up memory, constant in the log's length: a fetch is applied in
+// batches of at most batchBytes of keys and values (a fetch's compressed
+// size says little of what it holds once decompressed and decoded, which
+// costs several times its bytes), at most queuedBatches wait per
+// partition, and the records fetched and not yet applied (queued or in a
+// handler) hold at most heldBytes. A single record larger than a batch is
+// let through alone.
+const (
+	batchBytes    = 2 << 20
+	queuedBatches = 2
+	heldBytes     = 8 << 20
+	// fetchBytes bounds one fetch (compressed; a record batch larger than
+	// it still comes whole): a poll's records stay in memory until its
+	// last batch is queued.
+	fetchBytes = 1 << 20
+)
+
 // CatchUp applies every record from the target's stored positions up to
 // cfg.Until and returns how many records it read. It stops with an error if
 // the handler fails (after its own retries) or ctx ends; applied effects
 // and positions stay, so running it again resumes.
+//
+// Fetching runs ahead of applying: while a partition's batch is in the
+// handler, its next records are fetched (and, with cfg.Partitions > 1,
+// other partitions are applied at the same time).
 func CatchUp(ctx context.Context, cfg Config, log *slog.Logger) (int64, error) {
 	topics := make([]string, 0, len(cfg.Until))
 	for t := range cfg.Until {
@@ -133,18 +164,18 @@ func CatchUp(ctx context.Context, cfg Config, log *slog.Logger) (int64, error) {
 		every = time.Second
 	}
 	started := time.Now()
-	var done int64
+	var done atomic.Int64
 	report := func() {
 		if cfg.OnProgress == nil {
 			return
 		}
 		el := time.Since(started)
-		pr := Progress{Done: done, Total: total, Elapsed: el}
+		pr := Progress{Done: done.Load(), Total: total, Elapsed: el}
 		if s := el.Seconds(); s > 0 {
-			pr.Rate = float64(done) / s
+			pr.Rate = float64(pr.Done) / s
 		}
-		if pr.Rate > 0 && total > done {
-			pr.ETA = time.Duration(float64(total-done) / pr.Rate * float64(time.Second))
+		if pr.Rate > 0 && total > pr.Done {
+			pr.ETA = time.Duration(float64(total-pr.Done) / pr.Rate * float64(time.Second))
 		}
 		cfg.OnProgress(pr)
 	}
@@ -153,7 +184,8 @@ func CatchUp(ctx context.Context, cfg Config, log *slog.Logger) (int64, error) {
 		return 0, nil
 	}
 
-	opts := append(kafka.ConsumerOpts(), kgo.ConsumePartitions(assign))
+	opts := append(kafka.ConsumerOpts(), kgo.ConsumePartitions(assign),
+		kgo.FetchMaxBytes(fetchBytes), kgo.FetchMaxPartitionBytes(fetchBytes))
 	opts = append(opts, cfg.ClientOpts...)
 	cl, err := kafka.NewClient(cfg.Brokers, opts...)
 	if err != nil {
@@ -161,22 +193,81 @@ func CatchUp(ctx context.Context, cfg Config, log *slog.Logger) (int64, error) {
 	}
 	defer cl.Close()
 
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ap := newAppliers(actx, cancel, cfg.Handler, max(1, cfg.Partitions), &done, log)
+	stopReports := make(chan struct{})
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopReports:
+				return
+			case <-t.C:
+				report()
+			}
+		}
+	}()
+	pollErr := ap.feed(actx, cl, assign, cfg.Until)
+	if pollErr != nil {
+		cancel(pollErr)
+	}
+	applyErr := ap.wait()
+	close(stopReports)
+	<-reported
+	report()
+	switch {
+	case ctx.Err() != nil:
+		return done.Load(), ctx.Err()
+	case applyErr != nil:
+		return done.Load(), applyErr
+	default:
+		return done.Load(), pollErr
+	}
+}
+
+// appliers apply each partition's batches in its own goroutine, in offset
+// order, at most slots partitions at a time.
+type appliers struct {
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	handler kafka.Handler
+	slots   chan struct{}
+	held    *semaphore.Weighted
+	done    *atomic.Int64
+	log     *slog.Logger
+	queues  map[string]map[int32]chan kafka.Batch
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	err     error
+}
+
+func newAppliers(ctx context.Context, cancel context.CancelCauseFunc, h kafka.Handler, slots int, done *atomic.Int64, log *slog.Logger) *appliers {
+	return &appliers{ctx: ctx, cancel: cancel, handler: h, slots: make(chan struct{}, slots), held: semaphore.NewWeighted(heldBytes),
+		done: done, log: log, queues: map[string]map[int32]chan kafka.Batch{}}
+}
+
+// feed polls until every assigned partition has reached until, queueing
+// each partition's records to its applier, and closes the queues. It
+// returns a fetch error, or nil (also when ctx ends: wait says why).
+func (a *appliers) feed(ctx context.Context, cl *kgo.Client, assign map[string]map[int32]kgo.Offset, until Offsets) error {
+	defer a.closeQueues()
 	remaining := map[string]map[int32]bool{}
+	left := 0
 	for topic, parts := range assign {
 		remaining[topic] = map[int32]bool{}
 		for p := range parts {
 			remaining[topic][p] = true
+			left++
 		}
 	}
-	left := 0
-	for _, parts := range remaining {
-		left += len(parts)
-	}
-	lastReport := time.Now()
 	for left > 0 {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			return done, ctx.Err()
+			return nil
 		}
 		var fetchErr error
 		fetches.EachError(func(topic string, p int32, err error) {
@@ -185,42 +276,144 @@ func CatchUp(ctx context.Context, cfg Config, log *slog.Logger) (int64, error) {
 			}
 		})
 		if fetchErr != nil {
-			return done, fetchErr
+			return fetchErr
 		}
-		var handleErr error
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if handleErr != nil || !remaining[fp.Topic][fp.Partition] {
+			if ctx.Err() != nil || !remaining[fp.Topic][fp.Partition] {
 				return
 			}
-			end := cfg.Until[fp.Topic][fp.Partition]
+			end := until[fp.Topic][fp.Partition]
 			recs := fp.Records
 			n := 0
 			for n < len(recs) && recs[n].Offset < end {
 				n++
 			}
-			if n > 0 {
-				if err := handleWithRetry(ctx, cfg.Handler, kafka.Batch{Topic: fp.Topic, Partition: fp.Partition, Records: recs[:n]}, log); err != nil {
-					handleErr = err
-					return
-				}
-				done += int64(n)
+			for _, part := range split(recs[:n]) {
+				a.queue(ctx, kafka.Batch{Topic: fp.Topic, Partition: fp.Partition, Records: part})
 			}
 			if n < len(recs) || (n > 0 && recs[n-1].Offset+1 >= end) {
 				delete(remaining[fp.Topic], fp.Partition)
 				left--
 				cl.PauseFetchPartitions(map[string][]int32{fp.Topic: {fp.Partition}})
+				a.closeQueue(fp.Topic, fp.Partition)
 			}
 		})
-		if handleErr != nil {
-			return done, handleErr
+	}
+	return nil
+}
+
+// split cuts recs into batches of at most batchBytes (a larger record
+// alone).
+func split(recs []*kgo.Record) [][]*kgo.Record {
+	var out [][]*kgo.Record
+	start, size := 0, 0
+	for i, r := range recs {
+		n := len(r.Key) + len(r.Value)
+		if i > start && size+n > batchBytes {
+			out = append(out, recs[start:i])
+			start, size = i, 0
 		}
-		if time.Since(lastReport) >= every {
-			report()
-			lastReport = time.Now()
+		size += n
+	}
+	if start < len(recs) {
+		out = append(out, recs[start:])
+	}
+	return out
+}
+
+// queue hands b to its partition's applier, starting it on the first
+// batch; it waits while queuedBatches batches of that partition wait, or
+// while the records held would exceed heldBytes.
+func (a *appliers) queue(ctx context.Context, b kafka.Batch) {
+	if a.held.Acquire(ctx, weight(b.Records)) != nil {
+		return
+	}
+	q := a.queues[b.Topic][b.Partition]
+	if q == nil {
+		q = make(chan kafka.Batch, queuedBatches)
+		if a.queues[b.Topic] == nil {
+			a.queues[b.Topic] = map[int32]chan kafka.Batch{}
+		}
+		a.queues[b.Topic][b.Partition] = q
+		a.wg.Add(1)
+		go a.run(q)
+	}
+	select {
+	case q <- b:
+	case <-ctx.Done():
+		a.held.Release(weight(b.Records))
+	}
+}
+
+// weight is what records count against heldBytes (a record larger than
+// all of it takes all of it).
+func weight(recs []*kgo.Record) int64 {
+	var n int64
+	for _, r := range recs {
+		n += int64(len(r.Key) + len(r.Value))
+	}
+	return min(n, heldBytes)
+}
+
+func (a *appliers) closeQueue(topic string, partition int32) {
+	if q := a.queues[topic][partition]; q != nil {
+		close(q)
+		delete(a.queues[topic], partition)
+	}
+}
+
+func (a *appliers) closeQueues() {
+	for topic, parts := range a.queues {
+		for p := range parts {
+			a.closeQueue(topic, p)
 		}
 	}
-	report()
-	return done, nil
+}
+
+// run applies one partition's batches in order.
+func (a *appliers) run(q <-chan kafka.Batch) {
+	defer a.wg.Done()
+	for b := range q {
+		err := a.apply(b)
+		a.held.Release(weight(b.Records))
+		if err != nil {
+			a.fail(err)
+			continue
+		}
+		a.done.Add(int64(len(b.Records)))
+	}
+}
+
+// apply applies b in one of the slots (ctx's error once the run is stopping).
+func (a *appliers) apply(b kafka.Batch) error {
+	select {
+	case a.slots <- struct{}{}:
+	case <-a.ctx.Done():
+		return a.ctx.Err()
+	}
+	defer func() { <-a.slots }()
+	if err := a.ctx.Err(); err != nil {
+		return err
+	}
+	return handleWithRetry(a.ctx, a.handler, b, a.log)
+}
+
+// fail records the first handler error and stops every applier.
+func (a *appliers) fail(err error) {
+	a.mu.Lock()
+	if a.err == nil && a.ctx.Err() == nil {
+		a.err = err
+	}
+	a.mu.Unlock()
+	a.cancel(err)
+}
+
+// wait waits for every applier and returns the first handler error.
+func (a *appliers) wait() error {
+	a.wg.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
 }
 
 // handleWithRetry retries transient handler errors a few times with back-off,
