@@ -35,8 +35,8 @@ const DefaultInsertRows = 50_000
 
 // Projector is the metrics projection's kafka.Handler and
 // kafka.PositionStore. For each batch it inserts the rows of its events
-// (one INSERT per table, at most insertRows rows each), and only after
-// those inserts returned writes the partition's next offset to _positions;
+// (one INSERT per table, at most insertRows rows each, several tables at
+// once), and only after every one of those inserts returned writes the partition's next offset to _positions;
 // Handle returns after both, so the runner commits afterwards. A crash in
 // between redelivers the batch, whose rows carry the same event ids and
 // collapse in the ReplacingMergeTree tables.
@@ -393,101 +393,145 @@ func (p *Projector) storePosition(ctx context.Context, topic string, partition i
 	return nil
 }
 
-// insert writes the rows, table by table, in INSERTs of at most insertRows.
+// insertParallel bounds the INSERTs one batch has in flight.
+const insertParallel = 4
+
+// insert writes the rows, in INSERTs of at most insertRows per table. The
+// tables' INSERTs are independent (the position is written after all of
+// them), so up to insertParallel are in flight at once: the next table's
+// block is encoded and sent while the server stores the previous one.
 func (p *Projector) insert(ctx context.Context, s *rowSet) error {
-	if err := insertChunks(ctx, p, "post_versions", s.postVersions, func(b driver.Batch, r postVersionRow) error {
-		return b.Append(r.EventID, r.PostID, r.PostVersionID, r.Platform, r.ExternalID, r.URL, r.VersionHash,
-			r.AuthorID, r.AuthorPlatformUserID, r.AuthorDisplayName, r.Provenance, r.WordCount, r.ReporterKeyHash,
-			r.RegisteredAt, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "views", s.views, func(b driver.Batch, r viewRow) error {
-		return b.Append(r.EventID, r.PostID, r.PostVersionID, r.Platform, r.ViewerKind, r.Authenticated,
-			r.ViewedAt, r.ViewedOn, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "investigations", s.investigations, func(b driver.Batch, r investigationRow) error {
-		return b.Append(r.EventID, r.InvestigationID, r.PostID, r.PostVersionID, r.Status, r.Platform, r.Source,
-			r.UniqueViewScore, r.Provenance, r.PromptVersion, r.Provider, r.Model, r.ClaimCount, r.FailureReason,
-			r.Attempts, r.Series, r.ConfigurationID, r.ExperimentID, r.Arm, r.Supersedes, r.EventTime, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "claims", s.claims, func(b driver.Batch, r claimRow) error {
-		return b.Append(r.EventID, r.ClaimID, r.InvestigationID, r.PostID, r.PostVersionID, r.Position, r.Text,
-			r.Summary, r.SourceCount, r.PublishedAt, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "attempts", s.attempts, func(b driver.Batch, r attemptRow) error {
-		return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.PromptName, r.PromptVersion, r.PromptSHA256,
-			r.Provider, r.Model, r.Credential, r.StartedAt, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "claim_assessments", s.assessments, func(b driver.Batch, r assessmentRow) error {
-		return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Series, r.Attempt, r.Causal,
-			r.EMax, r.EMean3, r.CMax, r.AgreeDom, r.RelAvg, r.RecMax, r.NumOK, r.Raw, r.Score, r.Verdict,
-			r.Gate4, r.Gate4Sources, r.Gate4Quality, r.Gate4Agreement, r.RegistryVersion, r.PolicyVersion, r.PublishMode,
-			r.Published, r.Reason, r.Failed, r.QueryCount, r.QueryErrors, r.SourceCount, r.DroppedCount,
-			r.StanceProvider, r.StanceModel, r.StancePromptVersion, r.AssessedAt, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "assessment_sources", s.assessmentSources, func(b driver.Batch, r assessmentSourceRow) error {
-		return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Position, r.URL, r.Domain, r.Tier, r.Rule, r.Origin,
-			r.Entail, r.Contradict, r.Neutral, r.StanceNote, r.Num, r.Recency, r.AssessedAt, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "analyses", s.analyses, func(b driver.Batch, r analysisRow) error {
-		return b.Append(r.EventID, r.AnalysisID, r.InputKind, r.Platform, r.Source, r.Prompt, r.TextLength, r.RequestedAt,
-			r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "analysis_attempts", s.analysisAttempts, func(b driver.Batch, r analysisAttemptRow) error {
-		return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Prompts, r.Provider, r.Model, r.RegistryVersion,
-			r.PolicyVersion, r.Rubric, r.StartedAt, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	if err := insertChunks(ctx, p, "post_verdicts", s.postVerdicts, func(b driver.Batch, r postVerdictRow) error {
-		return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Label, r.Band, r.TruthPercent, r.Confidence, r.ConfidenceBand,
-			r.Caps, r.ClaimCount, r.CaveatCount, r.SourceCount, r.FromSearch, r.VerdictAt, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	return p.insertCohorts(ctx, s)
+	var jobs []func(context.Context) error
+	add := func(job func(context.Context) error) { jobs = append(jobs, job) }
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "post_versions", s.postVersions, func(b driver.Batch, r postVersionRow) error {
+			return b.Append(r.EventID, r.PostID, r.PostVersionID, r.Platform, r.ExternalID, r.URL, r.VersionHash,
+				r.AuthorID, r.AuthorPlatformUserID, r.AuthorDisplayName, r.Provenance, r.WordCount, r.ReporterKeyHash,
+				r.RegisteredAt, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "views", s.views, func(b driver.Batch, r viewRow) error {
+			return b.Append(r.EventID, r.PostID, r.PostVersionID, r.Platform, r.ViewerKind, r.Authenticated,
+				r.ViewedAt, r.ViewedOn, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "investigations", s.investigations, func(b driver.Batch, r investigationRow) error {
+			return b.Append(r.EventID, r.InvestigationID, r.PostID, r.PostVersionID, r.Status, r.Platform, r.Source,
+				r.UniqueViewScore, r.Provenance, r.PromptVersion, r.Provider, r.Model, r.ClaimCount, r.FailureReason,
+				r.Attempts, r.Series, r.ConfigurationID, r.ExperimentID, r.Arm, r.Supersedes, r.EventTime, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "claims", s.claims, func(b driver.Batch, r claimRow) error {
+			return b.Append(r.EventID, r.ClaimID, r.InvestigationID, r.PostID, r.PostVersionID, r.Position, r.Text,
+				r.Summary, r.SourceCount, r.PublishedAt, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "attempts", s.attempts, func(b driver.Batch, r attemptRow) error {
+			return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.PromptName, r.PromptVersion, r.PromptSHA256,
+				r.Provider, r.Model, r.Credential, r.StartedAt, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "claim_assessments", s.assessments, func(b driver.Batch, r assessmentRow) error {
+			return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Series, r.Attempt, r.Causal,
+				r.EMax, r.EMean3, r.CMax, r.AgreeDom, r.RelAvg, r.RecMax, r.NumOK, r.Raw, r.Score, r.Verdict,
+				r.Gate4, r.Gate4Sources, r.Gate4Quality, r.Gate4Agreement, r.RegistryVersion, r.PolicyVersion, r.PublishMode,
+				r.Published, r.Reason, r.Failed, r.QueryCount, r.QueryErrors, r.SourceCount, r.DroppedCount,
+				r.StanceProvider, r.StanceModel, r.StancePromptVersion, r.AssessedAt, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "assessment_sources", s.assessmentSources, func(b driver.Batch, r assessmentSourceRow) error {
+			return b.Append(r.EventID, r.SubmissionID, r.InvestigationID, r.Position, r.URL, r.Domain, r.Tier, r.Rule, r.Origin,
+				r.Entail, r.Contradict, r.Neutral, r.StanceNote, r.Num, r.Recency, r.AssessedAt, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "analyses", s.analyses, func(b driver.Batch, r analysisRow) error {
+			return b.Append(r.EventID, r.AnalysisID, r.InputKind, r.Platform, r.Source, r.Prompt, r.TextLength, r.RequestedAt,
+				r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "analysis_attempts", s.analysisAttempts, func(b driver.Batch, r analysisAttemptRow) error {
+			return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Prompts, r.Provider, r.Model, r.RegistryVersion,
+				r.PolicyVersion, r.Rubric, r.StartedAt, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "post_verdicts", s.postVerdicts, func(b driver.Batch, r postVerdictRow) error {
+			return b.Append(r.EventID, r.AnalysisID, r.Attempt, r.Label, r.Band, r.TruthPercent, r.Confidence, r.ConfidenceBand,
+				r.Caps, r.ClaimCount, r.CaveatCount, r.SourceCount, r.FromSearch, r.VerdictAt, r.partition, r.offset)
+		})
+	})
+	p.cohortJobs(s, add)
+	return runInserts(ctx, jobs)
 }
 
-// insertCohorts writes the rows of configurations, experiments, appeals
-// and exchanges.
-func (p *Projector) insertCohorts(ctx context.Context, s *rowSet) error {
-	if err := insertChunks(ctx, p, "configurations", s.configurations, func(b driver.Batch, r configurationRow) error {
-		return b.Append(r.EventID, r.ConfigurationID, r.Name, r.Provider, r.Model, r.ValidatorModel, r.InvestigatorPrompt,
-			r.ValidatorPrompt, r.Policy, r.AuthorContext, r.Operator, r.DeclaredAt, r.partition, r.offset)
-	}); err != nil {
-		return err
+// runInserts runs jobs, at most insertParallel at once, and returns the
+// first failure in job order that may clear (the batch is retried), else
+// the first refusal (the batch is split to find the refused events), else
+// nil. Every job runs to its end whatever the others do: rows a job stored
+// stay, as when a later table refused a batch before (redelivered rows
+// collapse by event identity, and the rows of parked events are deleted).
+func runInserts(ctx context.Context, jobs []func(context.Context) error) error {
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, insertParallel)
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = job(ctx)
+		})
 	}
-	if err := insertChunks(ctx, p, "experiments", s.experiments, func(b driver.Batch, r experimentRow) error {
-		return b.Append(r.EventID, r.ExperimentID, r.Kind, r.Name, r.ControlConfigurationID, r.CandidateConfigurationID,
-			r.CandidateShareBP, r.Operator, r.EventTime, r.partition, r.offset)
-	}); err != nil {
-		return err
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !refused(err) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
 	}
-	if err := insertChunks(ctx, p, "appeals", s.appeals, func(b driver.Batch, r appealRow) error {
-		return b.Append(r.EventID, r.AppealID, r.Kind, r.ClaimID, r.InvestigationID, r.Role, r.URLCount, r.Outcome,
-			r.PolicyVersion, r.EventTime, r.partition, r.offset)
-	}); err != nil {
-		return err
-	}
-	return insertChunks(ctx, p, "exchanges", s.exchanges, func(b driver.Batch, r exchangeRow) error {
-		return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.Stage, r.Round, r.Provider, r.Model, r.HTTPStatus,
-			r.Failed, r.DurationMS, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.ReasoningTokens, r.TotalTokens,
-			r.RecordedAt, r.partition, r.offset)
+	return first
+}
+
+// cohortJobs adds the inserts of the rows of configurations, experiments,
+// appeals and exchanges.
+func (p *Projector) cohortJobs(s *rowSet, add func(func(context.Context) error)) {
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "configurations", s.configurations, func(b driver.Batch, r configurationRow) error {
+			return b.Append(r.EventID, r.ConfigurationID, r.Name, r.Provider, r.Model, r.ValidatorModel, r.InvestigatorPrompt,
+				r.ValidatorPrompt, r.Policy, r.AuthorContext, r.Operator, r.DeclaredAt, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "experiments", s.experiments, func(b driver.Batch, r experimentRow) error {
+			return b.Append(r.EventID, r.ExperimentID, r.Kind, r.Name, r.ControlConfigurationID, r.CandidateConfigurationID,
+				r.CandidateShareBP, r.Operator, r.EventTime, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "appeals", s.appeals, func(b driver.Batch, r appealRow) error {
+			return b.Append(r.EventID, r.AppealID, r.Kind, r.ClaimID, r.InvestigationID, r.Role, r.URLCount, r.Outcome,
+				r.PolicyVersion, r.EventTime, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "exchanges", s.exchanges, func(b driver.Batch, r exchangeRow) error {
+			return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.Stage, r.Round, r.Provider, r.Model, r.HTTPStatus,
+				r.Failed, r.DurationMS, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.ReasoningTokens, r.TotalTokens,
+				r.RecordedAt, r.partition, r.offset)
+		})
 	})
 }
 

@@ -172,10 +172,10 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	if err := advanceRevisions(ctx, tx, ids); err != nil {
+	if err := lockDocuments(ctx, tx, ids); err != nil {
 		return err
 	}
-	docs, err := BuildDocuments(ctx, tx, ids)
+	docs, err := advanceDocuments(ctx, tx, ids, batchClaims(comps))
 	if err != nil {
 		return err
 	}
@@ -188,38 +188,85 @@ func (a *Applier) Apply(ctx context.Context, tx pgx.Tx, evs []events.Event) erro
 	return nil
 }
 
-// advanceRevisions sets the revision of each document in ids to what the
-// fold now says: its version's registrations, its investigation's
-// completions and its retracted claims. Every term only grows, so a
-// revision never goes back, and it does not depend on how events were
-// batched or interleaved.
-//
-// The rows are locked first, in id order (concurrent writers of the same
-// documents from other partitions lock them in the same order, and a
-// writer waits for the transaction holding the lock); the revisions are
-// then computed by a second statement, whose snapshot includes whatever
-// the previous holder committed.
-func advanceRevisions(ctx context.Context, tx pgx.Tx, ids []string) error {
+// lockDocuments locks the document rows of ids (sorted), creating the
+// missing ones, in id order: concurrent writers of the same documents
+// from other partitions lock them in the same order, and a writer waits
+// for the transaction holding the lock. DO UPDATE locks an existing row
+// even when its WHERE leaves the row as it is, so nothing is written for
+// the lock alone. The revisions and documents are then computed by a
+// later statement (advanceDocuments), whose snapshot includes whatever the
+// previous holder committed.
+func lockDocuments(ctx context.Context, tx pgx.Tx, ids []string) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO documents (investigation_id, revision)
 		SELECT id, 1 FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, ord) ORDER BY ord
-		ON CONFLICT (investigation_id) DO UPDATE SET revision = documents.revision`, ids); err != nil {
+		ON CONFLICT (investigation_id) DO UPDATE SET revision = documents.revision WHERE false`, ids); err != nil {
 		return fmt.Errorf("search: lock revisions: %w", err)
 	}
-	// A row whose revision stays (a version registered before its
-	// investigation completes) is not written again.
-	if _, err := tx.Exec(ctx, `UPDATE documents d SET revision = n.revision
-		FROM (SELECT t.id, GREATEST(1,
-				COALESCE((SELECT v.registrations FROM versions v
-					WHERE v.post_version_id = COALESCE(i.post_version_id,
-						(SELECT w.post_version_id FROM versions w WHERE w.investigation_id = t.id LIMIT 1))), 0)
-				+ COALESCE(i.completions, 0)
-				+ (SELECT count(*) FROM retracted_claims r WHERE r.investigation_id = t.id)) AS revision
-			FROM unnest($1::uuid[]) AS t(id)
-			LEFT JOIN investigations i ON i.investigation_id = t.id) AS n
-		WHERE d.investigation_id = n.id AND d.revision <> n.revision`, ids); err != nil {
-		return fmt.Errorf("search: revisions: %w", err)
-	}
 	return nil
+}
+
+// revisionsSQL computes, for the documents $1, the revision the fold now
+// says: its version's registrations, its investigation's completions and
+// its retracted claims. Every term only grows, so a revision never goes
+// back, and it does not depend on how events were batched or interleaved.
+const revisionsSQL = `SELECT t.id, GREATEST(1,
+			COALESCE((SELECT v.registrations FROM versions v
+				WHERE v.post_version_id = COALESCE(i.post_version_id,
+					(SELECT w.post_version_id FROM versions w WHERE w.investigation_id = t.id LIMIT 1))), 0)
+			+ COALESCE(i.completions, 0)
+			+ (SELECT count(*) FROM retracted_claims r WHERE r.investigation_id = t.id)) AS revision
+		FROM unnest($1::uuid[]) AS t(id)
+		LEFT JOIN investigations i ON i.investigation_id = t.id`
+
+// documentColumns are the columns scanDocuments reads, over the aliases d
+// (investigation_id and revision), i (investigations) and v (versions);
+// claims is the expression of the investigation's claims (NULL: the
+// caller has them).
+func documentColumns(claims string) string {
+	return `d.investigation_id::text, d.revision, i.post_id::text, i.post_version_id::text, i.provenance,
+		i.checked_at, i.prompt_version, i.provider, i.model, ` + claims + `, i.configuration_id,
+		COALESCE((SELECT array_agg(r.claim_id::text ORDER BY r.claim_id) FROM retracted_claims r
+		          WHERE r.investigation_id = d.investigation_id), '{}'),
+		v.platform, v.external_id, v.url, v.content_hash, v.author_id::text, v.author_name, v.excerpt,
+		v.server_verified_at,
+		(SELECT count(*) FROM version_reporters r WHERE r.post_version_id = v.post_version_id)`
+}
+
+// advanceDocuments sets the revision of each document in ids (locked by
+// lockDocuments) to what the fold now says (a row whose revision stays,
+// such as a version registered before its investigation completes, is not
+// written again) and returns, in the same statement, the documents of the
+// COMPLETE ones at those revisions. claims holds the claims of the
+// investigations whose last completion is in the batch (by lower-case id),
+// which are then not read back from Postgres.
+func advanceDocuments(ctx context.Context, tx pgx.Tx, ids []string, claims map[string][]events.ClaimV1) ([]Document, error) {
+	known := make([]string, 0, len(claims))
+	for id := range claims {
+		known = append(known, id)
+	}
+	rows, err := tx.Query(ctx, `WITH n AS (`+revisionsSQL+`),
+		u AS (UPDATE documents SET revision = n.revision FROM n
+			WHERE documents.investigation_id = n.id AND documents.revision <> n.revision)
+		SELECT `+documentColumns("CASE WHEN m.id IS NULL THEN i.claims END")+`
+		FROM (SELECT id AS investigation_id, revision FROM n) d
+		JOIN investigations i ON i.investigation_id = d.investigation_id
+		JOIN versions v ON v.post_version_id = i.post_version_id
+		LEFT JOIN unnest($2::uuid[]) AS m(id) ON m.id = d.investigation_id
+		ORDER BY d.investigation_id`, ids, known)
+	if err != nil {
+		return nil, fmt.Errorf("search: revisions: %w", err)
+	}
+	return scanDocuments(rows, claims)
+}
+
+// batchClaims are the claims of each investigation as its last completion
+// in comps (log order) left them in the fold.
+func batchClaims(comps []completion) map[string][]events.ClaimV1 {
+	out := make(map[string][]events.ClaimV1, len(comps))
+	for _, c := range comps {
+		out[strings.ToLower(c.p.InvestigationID)] = c.p.Claims
+	}
+	return out
 }
 
 // Excerpt is the start of a post's normalized text that is indexed: at most
@@ -305,14 +352,7 @@ func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 // investigation that is not complete yet, or whose version is not
 // registered yet, has no document.
 func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, error) {
-	rows, err := q.Query(ctx, `
-		SELECT d.investigation_id::text, d.revision, i.post_id::text, i.post_version_id::text, i.provenance,
-		       i.checked_at, i.prompt_version, i.provider, i.model, i.claims, i.configuration_id,
-		       COALESCE((SELECT array_agg(r.claim_id::text ORDER BY r.claim_id) FROM retracted_claims r
-		                 WHERE r.investigation_id = d.investigation_id), '{}'),
-		       v.platform, v.external_id, v.url, v.content_hash, v.author_id::text, v.author_name, v.excerpt,
-		       v.server_verified_at,
-		       (SELECT count(*) FROM version_reporters r WHERE r.post_version_id = v.post_version_id)
+	rows, err := q.Query(ctx, `SELECT `+documentColumns("i.claims")+`
 		FROM documents d
 		JOIN investigations i ON i.investigation_id = d.investigation_id
 		JOIN versions v ON v.post_version_id = i.post_version_id
@@ -321,6 +361,13 @@ func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, e
 	if err != nil {
 		return nil, fmt.Errorf("search: read documents: %w", err)
 	}
+	return scanDocuments(rows, nil)
+}
+
+// scanDocuments reads the documents of rows (documentColumns). A row
+// without claims takes those of known (by lower-case id): the claims the
+// fold holds are the JSON of the same values.
+func scanDocuments(rows pgx.Rows, known map[string][]events.ClaimV1) ([]Document, error) {
 	defer rows.Close()
 	var out []Document
 	for rows.Next() {
@@ -344,20 +391,25 @@ func BuildDocuments(ctx context.Context, q Querier, ids []string) ([]Document, e
 			s.ServerVerifiedAt = &v
 		}
 		s.CorroborationCount = int(corroboration)
-		var published []events.ClaimV1
-		if err := json.Unmarshal(claims, &published); err != nil {
-			return nil, fmt.Errorf("search: claims of %s: %w", s.InvestigationID, err)
+		published, ok := known[s.InvestigationID]
+		if claims != nil || !ok {
+			published = nil
+			if err := json.Unmarshal(claims, &published); err != nil {
+				return nil, fmt.Errorf("search: claims of %s: %w", s.InvestigationID, err)
+			}
 		}
 		// A claim an appeal retracted is no longer part of the current view.
-		published = slices.DeleteFunc(published, func(c events.ClaimV1) bool { return slices.Contains(retracted, c.ID) })
-		s.Claims = make([]ClaimSource, len(published))
-		for i, c := range published {
+		s.Claims = make([]ClaimSource, 0, len(published))
+		for _, c := range published {
+			if slices.Contains(retracted, c.ID) {
+				continue
+			}
 			cs := ClaimSource{ID: c.ID, Text: c.Text, Context: c.Context, Summary: c.Summary, Reasoning: c.Reasoning,
 				Sources: make([]EvidenceSource, len(c.Sources))}
 			for j, src := range c.Sources {
 				cs.Sources[j] = EvidenceSource{URL: src.URL, Title: src.Title, Snippet: src.Snippet}
 			}
-			s.Claims[i] = cs
+			s.Claims = append(s.Claims, cs)
 		}
 		s.ClaimCount = len(s.Claims)
 		body, err := json.Marshal(s)
