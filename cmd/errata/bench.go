@@ -54,6 +54,10 @@ func benchCmd() *cobra.Command {
 			opt.IPRangeDailyCap, opt.ReadYourWritesTimeout = cfg.ViewIPRangeDailyCap, cfg.ReadYourWritesTimeout
 			opt.ElasticsearchURL, opt.ClickHouseURL = cfg.ElasticsearchURL, cfg.ClickHouseURL
 			opt.Progress, opt.Log = cmd.ErrOrStderr(), log.With("component", "bench")
+			// The growth phase runs this binary as errata worker and serve.
+			if opt.Binary, err = os.Executable(); err != nil {
+				return fmt.Errorf("bench: this executable: %w", err)
+			}
 			extensions = slices.DeleteFunc(extensions, func(s string) bool { return s == "" })
 			for _, name := range extensions {
 				if !slices.Contains(apiSurfaceNames(), name) {
@@ -106,6 +110,10 @@ func benchCmd() *cobra.Command {
 	f.IntVar(&opt.ViewConcurrency, "view-concurrency", 64, "clients of the view-path phase (recordViewAndGetStatus of one version beside produce+select and echo baselines); 0 skips it")
 	f.StringVar(&opt.ProfileDir, "profile-dir", "", "keep the view path's raw CPU profiles (<path>.cpu.pprof) in this directory, for go tool pprof")
 	f.StringVar(&external, "external", "", "black-box check of a running errata serve at this URL (run with ERRATA_RATE_LIMIT=off): recordViewAndGetStatus of one registered version against /health, --view-concurrency clients, --duration each; nothing else runs")
+	f.IntSliceVar(&opt.GrowthSizes, "growth", nil, "add the log-growth phase: grow one log to each of these sizes (e.g. 10000,100000,1000000) and measure the view path, "+
+		"the serving projector and the RSS at each beside raw baselines at that size (off by default: 1M events take minutes)")
+	f.IntVar(&opt.GrowthSlice, "growth-slice", 20000, "events the serving projector is timed over at each --growth size")
+	f.BoolVar(&opt.GrowthOnly, "growth-only", false, "run the --growth phase alone")
 	f.IntVar(&externalPID, "external-pid", 0, "with --external: pid of that errata serve, whose RSS is sampled during the load")
 	return c
 }

@@ -69,6 +69,18 @@ type Options struct {
 	ClickHouseURL string
 	MetricsRounds int
 
+	// GrowthSizes, when set, adds the log-growth phase: one log grown to
+	// each size in turn, the view path and the serving projector (over
+	// GrowthSlice more events) measured at each beside their raw
+	// baselines, and the process's RSS. GrowthOnly runs that phase alone.
+	GrowthSizes []int
+	GrowthSlice int
+	GrowthOnly  bool
+	// Binary, when set, is the errata executable: the growth phase then
+	// also runs `errata worker` and `errata serve` on its log as processes
+	// of their own and samples their RSS.
+	Binary string
+
 	// Progress receives one line per phase (nil: none).
 	Progress io.Writer
 	// Log receives the components' logs (nil: none).
@@ -94,6 +106,7 @@ func (o *Options) Defaults() {
 	def(&o.RegistrationConcurrency, 16)
 	def(&o.SearchRounds, 10)
 	def(&o.MetricsRounds, 3)
+	def(&o.GrowthSlice, 20000)
 	if o.Partitions <= 0 {
 		o.Partitions = 3
 	}
@@ -141,6 +154,11 @@ type Result struct {
 	Search *SearchResult `json:"search,omitempty"`
 	// Metrics is the metrics projection phase (nil when skipped).
 	Metrics *MetricsResult `json:"metrics,omitempty"`
+	// Growth is the log-growth phase (nil when skipped).
+	Growth *GrowthResult `json:"growth,omitempty"`
+	// Profiles summarise the CPU profile of each measured path, in the
+	// order they ran (the view path's is in ViewPath).
+	Profiles []PathProfile `json:"profiles,omitempty"`
 }
 
 // Throughput is a count over a time.
@@ -194,6 +212,12 @@ func Run(ctx context.Context, opt Options) (res Result, err error) {
 		}
 	}()
 
+	if opt.GrowthOnly {
+		err := runGrowth(ctx, opt, rs, &res, progress)
+		res.Rows = growthRows(res.Growth)
+		res.TotalSeconds = time.Since(began).Seconds()
+		return res, err
+	}
 	if err := runAPI(ctx, opt, rs, &res, progress); err != nil {
 		return res, err
 	}
@@ -215,6 +239,11 @@ func Run(ctx context.Context, opt Options) (res Result, err error) {
 	}
 	if opt.ClickHouseURL != "" {
 		if err := runMetrics(ctx, opt, rs, &res, progress); err != nil {
+			return res, err
+		}
+	}
+	if len(opt.GrowthSizes) > 0 {
+		if err := runGrowth(ctx, opt, rs, &res, progress); err != nil {
 			return res, err
 		}
 	}
@@ -253,8 +282,11 @@ func runAPI(ctx context.Context, opt Options, rs *Resources, res *Result, progre
 	}()
 	load := LoadOptions{Duration: opt.APIDuration, Concurrency: opt.Concurrency, Words: opt.Words, FirstWorker: 1}
 	progress("API load: %d clients, register+view of %d-word posts, for %s", opt.Concurrency, opt.Words, opt.APIDuration)
-	if res.API, err = RunLoad(ctx, LoadTarget{Name: "api", RegisterURL: stack.URL + "/trpc/post.registerObservedVersion",
-		ViewURL: stack.URL + "/trpc/post.recordViewAndGetStatus"}, load); err != nil {
+	if err := res.profilePath("API register+view (server, projector and load generator)", func() (err error) {
+		res.API, err = RunLoad(ctx, LoadTarget{Name: "api", RegisterURL: stack.URL + "/trpc/post.registerObservedVersion",
+			ViewURL: stack.URL + "/trpc/post.recordViewAndGetStatus"}, load)
+		return err
+	}); err != nil {
 		return err
 	}
 	regServed, serverErrs := stack.Served("/trpc/post.registerObservedVersion")
@@ -277,7 +309,10 @@ func runAPI(ctx context.Context, opt Options, rs *Resources, res *Result, progre
 	res.check("echo load without errors", res.Echo.Errors == 0, "%d errors of %d requests %s", res.Echo.Errors, res.Echo.Requests, res.Echo.FirstError)
 
 	progress("freshness: %d investigation requests appended, polled through getInvestigation", opt.FreshnessSamples)
-	if res.Freshness, err = MeasureFreshness(ctx, stack, opt.FreshnessSamples, opt.FreshnessInterval); err != nil {
+	if err := res.profilePath("freshness (append, projector, getInvestigation polls)", func() (err error) {
+		res.Freshness, err = MeasureFreshness(ctx, stack, opt.FreshnessSamples, opt.FreshnessInterval)
+		return err
+	}); err != nil {
 		return err
 	}
 	res.check("freshness samples", res.Freshness.Latency.Count == opt.FreshnessSamples, "%d of %d", res.Freshness.Latency.Count, opt.FreshnessSamples)
@@ -304,8 +339,11 @@ func runAPI(ctx context.Context, opt Options, rs *Resources, res *Result, progre
 		return err
 	}
 	progress("replay: rebuilding the serving projection from offset 0 (%d events) into a fresh schema", until.Total())
-	if res.Replay, err = (ProjectorRun{Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "replay", Group: topics.Prefix + "bench.replay",
-		Topics: stack.ServingTops, Until: until, IPRangeDailyCap: opt.IPRangeDailyCap, Log: opt.Log}).Run(ctx); err != nil {
+	if err := res.profilePath("replay (errata replay's catch-up of the serving projection)", func() (err error) {
+		res.Replay, err = (ReplayRun{Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "replay",
+			Until: until, IPRangeDailyCap: opt.IPRangeDailyCap, Log: opt.Log}).Run(ctx)
+		return err
+	}); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	res.check("replay applied every event once", res.Replay.Applied == until.Total(), "applied %d, log holds %d", res.Replay.Applied, until.Total())
@@ -380,8 +418,11 @@ func runProjection(ctx context.Context, opt Options, rs *Resources, res *Result,
 		return err
 	}
 	progress("serving projection: exactly-once projector from offset 0")
-	if res.Projection, err = (ProjectorRun{Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "projection", Group: topics.Prefix + "bench.projection",
-		Topics: []string{postsTopic}, Until: until, IPRangeDailyCap: opt.IPRangeDailyCap, Log: opt.Log}).Run(ctx); err != nil {
+	if err := res.profilePath("serving projection", func() (err error) {
+		res.Projection, err = (ProjectorRun{Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "projection", Group: topics.Prefix + "bench.projection",
+			Topics: []string{postsTopic}, Until: until, IPRangeDailyCap: opt.IPRangeDailyCap, Log: opt.Log}).Run(ctx)
+		return err
+	}); err != nil {
 		return fmt.Errorf("serving projection: %w", err)
 	}
 	res.check("projector applied exactly the events appended", res.Projection.Applied == len(w.Events) && until.Total() == len(w.Events),

@@ -76,6 +76,8 @@ type ProjectorRun struct {
 
 // ProjectorStats is what a projector run measured.
 type ProjectorStats struct {
+	// Events this run applied: those below Until and beyond the
+	// checkpoints it started from (all of them in a fresh schema).
 	Events int `json:"events"`
 	// Applied is the sum of the checkpoints at the end: every record below
 	// Until, applied exactly once.
@@ -147,6 +149,12 @@ func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
 		return ProjectorStats{}, err
 	}
 	total := p.Until.Total()
+	// A schema projected before resumes from its checkpoints: only what
+	// lies beyond them is this run's work.
+	initial, _, err := checkpointProgress(ctx, pool, p.Until)
+	if err != nil {
+		return ProjectorStats{}, err
+	}
 	runtime.GC() // the start figure is live data only
 	startHeap := liveHeap()
 	stopSampling := make(chan struct{})
@@ -173,7 +181,7 @@ func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
 		if err != nil {
 			return ProjectorStats{}, errors.Join(err, stop())
 		}
-		if applied > 0 && start.IsZero() {
+		if applied > initial && start.IsZero() {
 			start, startApplied = time.Now(), applied
 		}
 		if caughtUp {
@@ -196,17 +204,17 @@ func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
 	if err != nil {
 		return ProjectorStats{}, err
 	}
-	st := ProjectorStats{Events: total, Applied: applied, DeadLetters: dl.count(), StartHeapBytes: startHeap, PeakHeapBytes: max(startHeap, peakHeap())}
-	if total > 0 {
+	st := ProjectorStats{Events: total - initial, Applied: applied, DeadLetters: dl.count(), StartHeapBytes: startHeap, PeakHeapBytes: max(startHeap, peakHeap())}
+	if st.Events > 0 {
 		if start.IsZero() { // caught up at once: nothing to apply
 			start = end
 		}
 		// Scale the applying time to the whole workload (the first batch
 		// was applied before the clock started).
-		st.Seconds = end.Sub(start).Seconds() * float64(total) / float64(max(1, total-startApplied))
+		st.Seconds = end.Sub(start).Seconds() * float64(st.Events) / float64(max(1, total-startApplied))
 		st.StartSeconds = start.Sub(begin).Seconds()
 		if st.Seconds > 0 {
-			st.EventsPerSec = float64(total) / st.Seconds
+			st.EventsPerSec = float64(st.Events) / st.Seconds
 		}
 	}
 	return st, nil

@@ -272,7 +272,10 @@ func runRegistration(ctx context.Context, opt Options, rs *Resources, res *Resul
 		return fmt.Errorf("start registration stack: %w", err)
 	}
 	d := max(opt.APIDuration/4, 500*time.Millisecond)
-	res.Registration, err = MeasureRegistration(ctx, stack, batches, opt.RegistrationSamples, opt.RegistrationConcurrency, opt.Words, d)
+	err = res.profilePath("registration (new versions one at a time, then known versions beside views)", func() (err error) {
+		res.Registration, err = MeasureRegistration(ctx, stack, batches, opt.RegistrationSamples, opt.RegistrationConcurrency, opt.Words, d)
+		return err
+	})
 	if cerr := stack.Close(); err == nil {
 		err = cerr
 	}

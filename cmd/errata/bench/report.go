@@ -99,6 +99,7 @@ func rows(r *Result, opt Options) []Row {
 				fmt.Sprintf("%.0f req/s echo without the request middleware", v.Echo.RequestsPerSec), ratio(l.RequestsPerSec, v.Echo.RequestsPerSec))
 		}
 	}
+	out = append(out, growthRows(r.Growth)...)
 	return out
 }
 
@@ -118,6 +119,25 @@ func viewPathNotes(b *strings.Builder, v *ViewPathResult) {
 	}
 }
 
+// profileNotes are the other paths' profile summaries.
+func profileNotes(b *strings.Builder, ps []PathProfile) {
+	if len(ps) == 0 {
+		return
+	}
+	b.WriteString("\nprofiles of the measured paths (flat CPU, share of the path's samples):\n")
+	for _, p := range ps {
+		fmt.Fprintf(b, "- %s (%.1f CPU-s): functions %s; packages %s\n", p.Path, p.CPUSeconds, costList(p.Functions), costList(p.Packages))
+	}
+}
+
+func costList(cs []Cost) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = fmt.Sprintf("%s %.1f%%", c.Function, 100*c.Share)
+	}
+	return strings.Join(out, ", ")
+}
+
 // WriteMarkdown prints the table and the checks.
 func (r Result) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
@@ -134,6 +154,8 @@ func (r Result) WriteMarkdown(w io.Writer) error {
 	if r.ViewPath != nil {
 		viewPathNotes(&b, r.ViewPath)
 	}
+	profileNotes(&b, r.Profiles)
+	growthNotes(&b, r.Growth)
 	failed := 0
 	for _, c := range r.Checks {
 		if !c.OK {

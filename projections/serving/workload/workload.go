@@ -53,6 +53,9 @@ type Spec struct {
 	// IPRangeDailyCap must equal the projector's cap.
 	IPRangeDailyCap int
 	Start           time.Time
+	// FirstPost numbers the posts from FirstPost on, so workloads of
+	// distinct seeds and first posts append distinct posts to one log.
+	FirstPost int
 }
 
 func hexKey(kind string, n int) string {
@@ -79,7 +82,8 @@ func Generate(spec Spec) Posts {
 	// Each post's queue of events, drained in random interleaving.
 	queues := make([][]events.Payload, spec.Posts)
 	days := make([][]int, spec.Posts)
-	for i := range queues {
+	for q := range queues {
+		i := spec.FirstPost + q
 		ext := fmt.Sprintf("%d", 1_000_000+i)
 		text := fmt.Sprintf("Post number %d claims that water boils at %d degrees at sea level.", i, 90+i%20)
 		id, err := content.ComputeVersionIdentity(text, nil)
@@ -96,23 +100,23 @@ func Generate(spec Spec) Posts {
 			Author: &events.AuthorV1{PlatformUserID: fmt.Sprintf("author%d", i%7), DisplayName: fmt.Sprintf("Author %d", i%7)},
 			X:      &events.XMetaV1{TweetID: ext, Text: text, AuthorHandle: fmt.Sprintf("author%d", i%7), MediaURLs: []string{}},
 		}
-		queues[i] = append(queues[i], regPayload)
-		days[i] = append(days[i], 0)
+		queues[q] = append(queues[q], regPayload)
+		days[q] = append(days[q], 0)
 		exp.Posts++
 		exp.Versions++
 		exp.SeenCount[versionID]++
 		if i%10 == 0 {
-			queues[i] = append(queues[i], regPayload)
-			days[i] = append(days[i], 0)
+			queues[q] = append(queues[q], regPayload)
+			days[q] = append(days[q], 0)
 			exp.SeenCount[versionID]++
 		}
 		for v := 0; v < spec.ViewsPerPost; v++ {
 			viewer, ipRange, day := rng.IntN(spec.Viewers), rng.IntN(spec.IPRanges), rng.IntN(spec.Days)
-			queues[i] = append(queues[i], &events.PostViewRecordedV1{
+			queues[q] = append(queues[q], &events.PostViewRecordedV1{
 				PostID: postID, PostVersionID: versionID, Platform: events.PlatformX, ExternalID: ext,
 				ViewerKey: hexKey("viewer", viewer), IPRangeKey: hexKey("range", ipRange),
 			})
-			days[i] = append(days[i], day)
+			days[q] = append(days[q], day)
 		}
 	}
 	// Days must not go backwards within a post, as real time does not.
