@@ -131,26 +131,54 @@ type parked struct {
 	cause error
 }
 
+// isolateError says a batch's first, whole application failed
+// deterministically with cause: it is applied again, isolating the events
+// that fail (the whole batch is not tried again).
+type isolateError struct {
+	cause error
+	items int // how many items the failed batch applied
+}
+
+func (e isolateError) Error() string { return "isolate a deterministic failure: " + e.cause.Error() }
+
 // Handle implements kafka.Handler.
 func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 	// Decoding is pure CPU: it is done before the transaction (holding no
 	// connection), on every core for a large batch (see decodeAll).
 	decoded := p.decodeAll(b.Records)
+	// A batch is first applied whole, without a savepoint (two round trips
+	// fewer: most batches apply). Only when that fails deterministically is
+	// the transaction dropped and the batch applied again in halves under
+	// savepoints (applyIsolating), with the same outcome as if it had been
+	// from the start.
+	err := p.handle(ctx, b, decoded, nil)
+	var iso isolateError
+	if errors.As(err, &iso) {
+		err = p.handle(ctx, b, decoded, &iso)
+	}
+	return err
+}
+
+// handle applies b in one transaction: whole, when failed is nil (a
+// deterministic failure gives isolateError), else isolating the events
+// that fail, knowing how the whole batch failed (unless another instance
+// applied part of it meanwhile: then the rest is tried whole first).
+func (p *Projector) handle(ctx context.Context, b kafka.Batch, decoded []decodedRecord, failed *isolateError) error {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit; a failed rollback closes the connection, which ends the transaction
 
-	// Lock the checkpoint row: a second instance working on the same
-	// partition (a zombie after a rebalance) waits here, then skips.
-	if _, err := tx.Exec(ctx, `INSERT INTO projection_checkpoints (projector, topic, partition, next_offset)
-		VALUES ($1, $2, $3, 0) ON CONFLICT DO NOTHING`, p.name, b.Topic, b.Partition); err != nil {
-		return fmt.Errorf("init checkpoint: %w", err)
-	}
+	// Lock the checkpoint row, made on first use, in one statement (the
+	// conflict's no-op update takes the row lock and returns the latest
+	// committed offset): a second instance working on the same partition
+	// (a zombie after a rebalance) waits here, then skips.
 	var next int64
-	if err := tx.QueryRow(ctx, `SELECT next_offset FROM projection_checkpoints
-		WHERE projector = $1 AND topic = $2 AND partition = $3 FOR UPDATE`, p.name, b.Topic, b.Partition).Scan(&next); err != nil {
+	if err := tx.QueryRow(ctx, `INSERT INTO projection_checkpoints (projector, topic, partition, next_offset)
+		VALUES ($1, $2, $3, 0)
+		ON CONFLICT (projector, topic, partition) DO UPDATE SET next_offset = projection_checkpoints.next_offset
+		RETURNING next_offset`, p.name, b.Topic, b.Partition).Scan(&next); err != nil {
 		return fmt.Errorf("lock checkpoint: %w", err)
 	}
 
@@ -173,17 +201,29 @@ func (p *Projector) Handle(ctx context.Context, b kafka.Batch) error {
 	if last == nil {
 		return nil // the whole batch was applied before
 	}
-	failed, err := p.applyIsolating(ctx, tx, b, items)
+	var isolated []parked
+	switch {
+	case len(items) == 0:
+	case failed != nil && failed.items == len(items):
+		isolated, err = p.isolate(ctx, tx, b, items, failed.cause)
+	case failed != nil:
+		isolated, err = p.applyIsolating(ctx, tx, b, items)
+	default:
+		err = p.apply(ctx, tx, b, items)
+		if err != nil && IsDeterministic(err) && ctx.Err() == nil {
+			return isolateError{cause: err, items: len(items)}
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("apply %s/%d@%d..%d: %w", b.Topic, b.Partition, b.Records[0].Offset, last.Offset, err)
 	}
-	park = append(park, failed...)
+	park = append(park, isolated...)
 	slices.SortFunc(park, func(x, y parked) int { return cmp.Compare(x.rec.Offset, y.rec.Offset) })
 
 	// The checkpoint's event time is that of the last event applied.
 	var lastTime *time.Time
 	for i := len(items) - 1; i >= 0; i-- {
-		if !slices.ContainsFunc(failed, func(f parked) bool { return f.rec == items[i].rec }) {
+		if !slices.ContainsFunc(isolated, func(f parked) bool { return f.rec == items[i].rec }) {
 			t := items[i].ev.Time
 			lastTime = &t
 			break
@@ -299,6 +339,13 @@ func (p *Projector) applyIsolating(ctx context.Context, tx pgx.Tx, b kafka.Batch
 	if !IsDeterministic(err) || ctx.Err() != nil {
 		return nil, err
 	}
+	return p.isolate(ctx, tx, b, items, err)
+}
+
+// isolate applies items, whose application as a whole failed
+// deterministically with err: one item is parked with err, more are
+// applied in halves (applyIsolating).
+func (p *Projector) isolate(ctx context.Context, tx pgx.Tx, b kafka.Batch, items []item, err error) ([]parked, error) {
 	if len(items) == 1 {
 		it := items[0]
 		cause := err
