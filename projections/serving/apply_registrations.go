@@ -2,6 +2,7 @@ package serving
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -339,7 +340,11 @@ func queueSubstackMeta(b *pgx.Batch, rows []substackMeta) {
 // effect of theirs one after another (merge mirrors the statement's ON
 // CONFLICT clause), so a hot key (an author of many posts, the empty image
 // set of every post without images) costs one row, not one statement per
-// occurrence. Without fold, the rows go in rounds (queueRounds).
+// occurrence. Folded rows go in key order: two partitions' transactions
+// (a replay applies two at once, live workers several) then lock the
+// shared rows of a table (authors, the empty image set) in the same order
+// and wait for each other instead of deadlocking. Without fold, the rows
+// go in rounds (queueRounds).
 func queueUpserts[R any](b *pgx.Batch, fold bool, rows []R, key func(R) string, merge func(acc *R, next R), sql string, args func([]R) []any) {
 	if fold && len(rows) > 1 {
 		at := make(map[string]int, len(rows))
@@ -353,6 +358,7 @@ func queueUpserts[R any](b *pgx.Batch, fold bool, rows []R, key func(R) string, 
 			at[k] = len(folded)
 			folded = append(folded, r)
 		}
+		slices.SortFunc(folded, func(x, y R) int { return strings.Compare(key(x), key(y)) })
 		rows = folded
 	}
 	queueRounds(b, rows, key, sql, args)

@@ -188,6 +188,18 @@ func (c *StatusCache) VersionStatusByID(ctx context.Context, id string) (Version
 	return v, nil
 }
 
+// VersionKnown is Reader.VersionKnown through the cache (api
+// WithKnownVersions): a version it holds is known, since a registered
+// version stays registered; otherwise the version's status is read, and
+// cached for the view that follows the registration.
+func (c *StatusCache) VersionKnown(ctx context.Context, id string) (bool, error) {
+	_, err := c.VersionStatusByID(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // store caches v, read from a start at sequence start, unless the cache
 // stopped listening or v's post was invalidated since.
 func (c *StatusCache) store(id string, v VersionStatus, start uint64) {

@@ -216,3 +216,33 @@ func TestStatusCacheReset(t *testing.T) {
 	require.Equal(t, events.StatusPending, c.status(t, a.PostVersionID).InvestigationStatus)
 	require.Equal(t, 1, c.cache.Len())
 }
+
+// TestStatusCacheVersionKnown: a registered version is known (read once,
+// then from memory), an unregistered one is not, and is never remembered
+// as unknown.
+func TestStatusCacheVersionKnown(t *testing.T) {
+	t.Parallel()
+	c := newCachedProjection(t, serving.StatusCacheConfig{})
+	a := registration(events.PlatformX, "100", "A version.")
+	c.apply(t, a)
+	late := registration(events.PlatformX, "300", "Registered later.")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		id    string
+		known bool
+		stats serving.StatusCacheStats
+	}{
+		{a.PostVersionID, true, serving.StatusCacheStats{Misses: 1, Invalidations: 1}},
+		{a.PostVersionID, true, serving.StatusCacheStats{Hits: 1, Misses: 1, Invalidations: 1}},
+		{late.PostVersionID, false, serving.StatusCacheStats{Hits: 1, Misses: 2, Invalidations: 1}},
+	} {
+		known, err := c.cache.VersionKnown(ctx, tc.id)
+		require.NoError(t, err, tc.id)
+		require.Equal(t, tc.known, known, tc.id)
+		require.Equal(t, tc.stats, c.cache.Stats(), tc.id)
+	}
+	c.apply(t, late)
+	known, err := c.cache.VersionKnown(ctx, late.PostVersionID)
+	require.NoError(t, err)
+	require.True(t, known, "known once registered")
+}
