@@ -438,6 +438,7 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 		require.Equal(t, p.claim, claims[0]["text"])
 		require.Equal(t, p.correction+" (gpt-test)", claims[0]["summary"])
 		v := s.viewStatusOnce(t, version[p.ext], func(v extensionView) bool { return v.State == "INVESTIGATED" })
+		require.Equal(t, "INVESTIGATED", v.State)
 		require.Len(t, v.Claims, 1)
 		require.Equal(t, claims[0]["id"], v.Claims[0].ID)
 		defaultClaim[p.ext] = v.Claims[0].ID
@@ -541,6 +542,7 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 			want = id
 		}
 		v := s.viewStatusOnce(t, version[p.ext], func(v extensionView) bool { return len(v.Claims) == 1 && v.Claims[0].ID == want })
+		require.Len(t, v.Claims, 1, p.ext)
 		if _, ok := candClaim[p.ext]; ok {
 			require.Equal(t, p.correction+" (gpt-cand)", v.Claims[0].Summary)
 		}
@@ -591,6 +593,7 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 		st := stats[armOf[id]]
 		st.investigations++
 		v := s.viewStatusOnce(t, version[p.ext], func(v extensionView) bool { return v.State == "INVESTIGATED" })
+		require.Equal(t, "INVESTIGATED", v.State)
 		if p.withheld {
 			require.Empty(t, claims, "the strict policy withholds a claim no source refutes")
 			require.Empty(t, v.Claims)
