@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
 	"github.com/errata-dev/errata/internal/logging"
+	"github.com/errata-dev/errata/internal/memstat"
 	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/internal/testkit/testenv"
 	"github.com/errata-dev/errata/projections/pgproj"
@@ -110,9 +110,9 @@ func BenchmarkServingReplay(b *testing.B) {
 					return err
 				})
 				runtime.GC()
-				startHeap := liveHeap()
+				startHeap := memstat.LiveHeap()
 				stop := make(chan struct{})
-				peak := sampleLiveHeap(stop)
+				peak := memstat.SamplePeak(10*time.Millisecond, stop)
 				b.StartTimer()
 				start := time.Now()
 				n, err := replay.CatchUp(ctx, replay.Config{Brokers: brokers, Until: replay.Offsets(until), Handler: h, Positions: proj,
@@ -149,37 +149,6 @@ func BenchmarkServingReplay(b *testing.B) {
 			b.ReportMetric(consumeSecs/replaySecs, "replay/consume")
 			b.ReportMetric(float64(peakHeap)/(1<<20), "replay_peak_heap_MB")
 		})
-	}
-}
-
-// liveHeap is the live heap after the last GC.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
-
-// sampleLiveHeap samples the live heap until stop is closed; the returned
-// function waits for the sampler and gives the peak.
-func sampleLiveHeap(stop <-chan struct{}) func() uint64 {
-	var peak uint64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			peak = max(peak, liveHeap())
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		<-done
-		return peak
 	}
 }
 

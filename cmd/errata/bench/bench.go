@@ -260,17 +260,7 @@ func runAPI(ctx context.Context, opt Options, rs *Resources, res *Result, progre
 		return err
 	}
 	progress("starting the API and the serving projector in-process")
-	stack, err := StartStack(ctx, StackConfig{
-		Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "serving", Topics: topics,
-		IPRangeDailyCap: opt.IPRangeDailyCap, ReadYourWritesTimeout: opt.ReadYourWritesTimeout,
-		HashSecret: opt.HashSecret, Log: opt.Log,
-		APIOptions: func(ctx context.Context, pool *pgxpool.Pool) ([]api.Option, func(), error) {
-			if opt.APIOptions == nil {
-				return nil, func() {}, nil
-			}
-			return opt.APIOptions(ctx, topics, rs.DatabaseURL, pool)
-		},
-	})
+	stack, err := StartStack(ctx, opt.apiStack(rs, "serving", topics))
 	if err != nil {
 		return fmt.Errorf("start API: %w", err)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/errata-dev/errata/api"
 	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
@@ -104,17 +103,7 @@ func runGrowth(ctx context.Context, opt Options, rs *Resources, res *Result, pro
 		return err
 	}
 	progress("log growth: a stack of its own, the log grown to %v events", sizes)
-	stack, err := StartStack(ctx, StackConfig{
-		Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: growthServing, Topics: topics,
-		IPRangeDailyCap: opt.IPRangeDailyCap, ReadYourWritesTimeout: opt.ReadYourWritesTimeout,
-		HashSecret: opt.HashSecret, Log: opt.Log,
-		APIOptions: func(ctx context.Context, pool *pgxpool.Pool) ([]api.Option, func(), error) {
-			if opt.APIOptions == nil {
-				return nil, func() {}, nil
-			}
-			return opt.APIOptions(ctx, topics, rs.DatabaseURL, pool)
-		},
-	})
+	stack, err := StartStack(ctx, opt.apiStack(rs, growthServing, topics))
 	if err != nil {
 		return fmt.Errorf("start growth API: %w", err)
 	}

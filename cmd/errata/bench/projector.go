@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/events"
 	"github.com/errata-dev/errata/internal/kafka"
+	"github.com/errata-dev/errata/internal/memstat"
 	"github.com/errata-dev/errata/internal/postgres"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
@@ -96,54 +97,30 @@ type ProjectorStats struct {
 	PeakHeapBytes  uint64 `json:"peak_heap_bytes"`
 }
 
-// liveHeap is the live heap of this process after its last GC.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+// servingProjector connects to schema, migrates it and builds the serving
+// projector on it as errata worker does, parking into a counter.
+func servingProjector(ctx context.Context, databaseURL, schema string, ipRangeDailyCap int, log *slog.Logger) (*pgxpool.Pool, *pgproj.Projector, *countingDeadLetter, error) {
+	pool, err := postgres.Connect(ctx, databaseURL, schema)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return s[0].Value.Uint64()
-}
-
-// sampleHeap records the peak live heap every interval until stop is
-// closed; the returned function waits for it and gives the peak.
-func sampleHeap(interval time.Duration, stop <-chan struct{}) func() uint64 {
-	var peak uint64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			peak = max(peak, liveHeap())
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		<-done
-		return peak
+	if err := pgproj.Migrate(ctx, pool, schema, serving.Migrations(), log); err != nil {
+		pool.Close()
+		return nil, nil, nil, err
 	}
+	dl := &countingDeadLetter{}
+	return pool, pgproj.NewProjector(serving.ProjectorName, pool, events.NewCatalogRegistry(), serving.NewApplier(ipRangeDailyCap), dl, log), dl, nil
 }
 
 // Run migrates the schema, runs the exactly-once serving projector (real
 // Kafka consumer group, checkpoints in the same transaction as the rows)
 // until it has applied everything below Until, and stops it.
 func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
-	pool, err := postgres.Connect(ctx, p.DatabaseURL, p.Schema)
+	pool, proj, dl, err := servingProjector(ctx, p.DatabaseURL, p.Schema, p.IPRangeDailyCap, p.Log)
 	if err != nil {
 		return ProjectorStats{}, err
 	}
 	defer pool.Close()
-	if err := pgproj.Migrate(ctx, pool, p.Schema, serving.Migrations(), p.Log); err != nil {
-		return ProjectorStats{}, err
-	}
-	dl := &countingDeadLetter{}
-	proj := pgproj.NewProjector(serving.ProjectorName, pool, events.NewCatalogRegistry(), serving.NewApplier(p.IPRangeDailyCap), dl, p.Log)
 	r, err := kafka.NewRunner(kafka.RunnerConfig{Brokers: p.Brokers, Group: p.Group, Topics: p.Topics, Positions: proj}, proj, p.Log)
 	if err != nil {
 		return ProjectorStats{}, err
@@ -156,9 +133,9 @@ func (p ProjectorRun) Run(ctx context.Context) (ProjectorStats, error) {
 		return ProjectorStats{}, err
 	}
 	runtime.GC() // the start figure is live data only
-	startHeap := liveHeap()
+	startHeap := memstat.LiveHeap()
 	stopSampling := make(chan struct{})
-	peakHeap := sampleHeap(20*time.Millisecond, stopSampling)
+	peakHeap := memstat.SamplePeak(20*time.Millisecond, stopSampling)
 	defer func() {
 		select {
 		case <-stopSampling:

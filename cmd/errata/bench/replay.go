@@ -7,11 +7,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/errata-dev/errata/events"
-	"github.com/errata-dev/errata/internal/postgres"
-	"github.com/errata-dev/errata/projections/pgproj"
+	"github.com/errata-dev/errata/internal/memstat"
 	"github.com/errata-dev/errata/projections/replay"
-	"github.com/errata-dev/errata/projections/serving"
 )
 
 // ReplayRun is `errata replay`'s catch-up of the serving projection from
@@ -31,20 +28,15 @@ type ReplayRun struct {
 // Seconds span the whole catch-up, from reading the checkpoints to the
 // last commit.
 func (r ReplayRun) Run(ctx context.Context) (ProjectorStats, error) {
-	pool, err := postgres.Connect(ctx, r.DatabaseURL, r.Schema)
+	pool, proj, dl, err := servingProjector(ctx, r.DatabaseURL, r.Schema, r.IPRangeDailyCap, r.Log)
 	if err != nil {
 		return ProjectorStats{}, err
 	}
 	defer pool.Close()
-	if err := pgproj.Migrate(ctx, pool, r.Schema, serving.Migrations(), r.Log); err != nil {
-		return ProjectorStats{}, err
-	}
-	dl := &countingDeadLetter{}
-	proj := pgproj.NewProjector(serving.ProjectorName, pool, events.NewCatalogRegistry(), serving.NewApplier(r.IPRangeDailyCap), dl, r.Log)
 	runtime.GC() // the start figure is live data only
-	startHeap := liveHeap()
+	startHeap := memstat.LiveHeap()
 	stopSampling := make(chan struct{})
-	peakHeap := sampleHeap(20*time.Millisecond, stopSampling)
+	peakHeap := memstat.SamplePeak(20*time.Millisecond, stopSampling)
 	start := time.Now()
 	n, err := replay.CatchUp(ctx, replay.Config{Brokers: r.Brokers, Until: replay.Offsets(r.Until), Handler: proj, Positions: proj,
 		Partitions: replay.PostgresPartitions}, r.Log)

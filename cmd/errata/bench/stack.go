@@ -43,6 +43,22 @@ type StackConfig struct {
 	APIOptions func(ctx context.Context, pool *pgxpool.Pool) (opts []api.Option, release func(), err error)
 }
 
+// apiStack is the configuration of a stack whose API mounts the surfaces
+// `errata serve` mounts (Options.APIOptions), on schema and topics.
+func (o Options) apiStack(rs *Resources, schema string, topics events.Topics) StackConfig {
+	return StackConfig{
+		Brokers: o.Brokers, DatabaseURL: rs.DatabaseURL, Schema: schema, Topics: topics,
+		IPRangeDailyCap: o.IPRangeDailyCap, ReadYourWritesTimeout: o.ReadYourWritesTimeout,
+		HashSecret: o.HashSecret, Log: o.Log,
+		APIOptions: func(ctx context.Context, pool *pgxpool.Pool) ([]api.Option, func(), error) {
+			if o.APIOptions == nil {
+				return nil, func() {}, nil
+			}
+			return o.APIOptions(ctx, topics, rs.DatabaseURL, pool)
+		},
+	}
+}
+
 // Stack is the API as `errata serve` runs it (real fiber server on a free
 // loopback port, real idempotent Kafka producer, serving reads) plus the
 // serving projector as `errata worker` runs it, all in this process.

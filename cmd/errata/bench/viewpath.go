@@ -24,7 +24,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/pprof/profile"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/errata-dev/errata/api"
@@ -309,17 +308,7 @@ func runViewPath(ctx context.Context, opt Options, rs *Resources, res *Result, p
 		return err
 	}
 	progress("view path: a stack of its own, one registered version")
-	stack, err := StartStack(ctx, StackConfig{
-		Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "view", Topics: topics,
-		IPRangeDailyCap: opt.IPRangeDailyCap, ReadYourWritesTimeout: opt.ReadYourWritesTimeout,
-		HashSecret: opt.HashSecret, Log: opt.Log,
-		APIOptions: func(ctx context.Context, pool *pgxpool.Pool) ([]api.Option, func(), error) {
-			if opt.APIOptions == nil {
-				return nil, func() {}, nil
-			}
-			return opt.APIOptions(ctx, topics, rs.DatabaseURL, pool)
-		},
-	})
+	stack, err := StartStack(ctx, opt.apiStack(rs, "view", topics))
 	if err != nil {
 		return fmt.Errorf("start view-path API: %w", err)
 	}
