@@ -184,17 +184,20 @@ func (s *Server) locate(ctx context.Context, id string) (status any, ref serving
 type StatusCache interface {
 	// VersionStatusByID is Reader.VersionStatusByID.
 	VersionStatusByID(ctx context.Context, id string) (serving.VersionStatus, error)
+	// VersionKnown is KnownVersions.VersionKnown, from memory when it can.
+	VersionKnown(ctx context.Context, postVersionID string) (bool, error)
 	// Sync returns once every serving commit before it reached the cache.
 	Sync(ctx context.Context) error
 }
 
-// WithStatusCache makes recordViewAndGetStatus read statuses through c.
+// WithStatusCache makes recordViewAndGetStatus read statuses, and
+// registerObservedVersion ask whether a version is known, through c.
 // Read-your-writes holds: every wait for the serving projection to apply
 // this API's write is followed by c.Sync, so the cache has dropped what
 // the write changed before the caller's next call reads it.
 func WithStatusCache(c StatusCache) Option {
 	return func(s *Server) {
-		s.statuses = c
+		s.statuses, s.known = c, c
 		s.watermark = syncedWatermark{wm: s.watermark, cache: c}
 	}
 }

@@ -17,6 +17,7 @@ type fakeStatusCache struct {
 	reader  *fakeReader
 	mu      sync.Mutex
 	reads   int
+	knowns  int // VersionKnown calls; each answers "not yet"
 	syncs   int
 	waitsAt []int // syncs seen by the watermark at each of its waits
 }
@@ -26,6 +27,13 @@ func (f *fakeStatusCache) VersionStatusByID(ctx context.Context, id string) (ser
 	f.reads++
 	f.mu.Unlock()
 	return f.reader.VersionStatusByID(ctx, id)
+}
+
+func (f *fakeStatusCache) VersionKnown(context.Context, string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.knowns++
+	return false, nil
 }
 
 func (f *fakeStatusCache) Sync(context.Context) error {
@@ -45,8 +53,9 @@ func (w orderedWatermark) WaitFor(context.Context, string, int32, int64, time.Du
 	return nil
 }
 
-// TestWithStatusCache: the view path reads statuses through the cache, and
-// a read-your-writes wait is followed by the cache's Sync.
+// TestWithStatusCache: the view path reads statuses through the cache, a
+// registration asks it whether the version is known, and a read-your-writes
+// wait is followed by the cache's Sync.
 func TestWithStatusCache(t *testing.T) {
 	t.Parallel()
 	reader := newFakeReader()
@@ -66,6 +75,7 @@ func TestWithStatusCache(t *testing.T) {
 
 	r = post(t, s, "post.registerObservedVersion", validXBody(t, "Hello"))
 	require.Equal(t, 200, r.status, string(r.body))
+	require.Equal(t, 1, cache.knowns, "the registration asked the cache whether the version is known")
 	require.Equal(t, []int{0}, cache.waitsAt, "one wait, before any sync")
 	require.Equal(t, 1, cache.syncs, "the wait was followed by a sync")
 }

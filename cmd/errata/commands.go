@@ -143,7 +143,7 @@ func serveCmd() *cobra.Command {
 			}
 			reader := serving.NewReader(pool)
 			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader),
-				api.WithAssigner(investigations.NewServingAssigner(reader)), api.WithKnownVersions(cache), api.WithStatusCache(cache)}
+				api.WithAssigner(investigations.NewServingAssigner(reader)), api.WithStatusCache(cache)}
 			workbench, closeWorkbench, err := analysesOption(e, pool, appender)
 			if err != nil {
 				return err

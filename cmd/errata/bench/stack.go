@@ -130,7 +130,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 	// The status cache, as `errata serve` runs it (cmd/errata startStatusCache).
 	cache := serving.NewStatusCache(s.Pool, reader, serving.StatusCacheConfig{}, cfg.Log)
 	s.stopCache = cache.Start(context.WithoutCancel(ctx))
-	opts := []api.Option{api.WithInvestigations(s.Requests, reader), api.WithKnownVersions(cache), api.WithStatusCache(cache),
+	opts := []api.Option{api.WithInvestigations(s.Requests, reader), api.WithStatusCache(cache),
 		api.WithRoutes(func(app *fiber.App) { app.Use(s.counter.middleware) })}
 	if cfg.APIOptions != nil {
 		extra, release, err := cfg.APIOptions(ctx, s.Pool)
