@@ -88,6 +88,20 @@ func TestRunTiny(t *testing.T) {
 	require.Equal(t, len(res.Rows)+1, strings.Count(md.String(), "\n|"), md.String())
 	t.Log("\n" + md.String())
 	require.Contains(t, md.String(), "checks passed")
+	// Each measured path's profile summary: the API load (1.5 s of work)
+	// always has samples; a path too short for one is left out.
+	paths := map[string]bool{}
+	for _, p := range res.Profiles {
+		paths[p.Path] = true
+		require.Positive(t, p.CPUSeconds, p.Path)
+		require.NotEmpty(t, p.Functions, p.Path)
+		require.NotEmpty(t, p.Packages, p.Path)
+		for _, c := range append(p.Functions, p.Packages...) {
+			require.True(t, c.Share > 0 && c.Share <= 1, "%s: %s %v", p.Path, c.Function, c.Share)
+		}
+		require.Contains(t, md.String(), "- "+p.Path+" (", "the summary is printed")
+	}
+	require.True(t, paths["API register+view (server, projector and load generator)"], "%v", paths)
 	raw, err := json.Marshal(res)
 	require.NoError(t, err)
 	var back map[string]any
