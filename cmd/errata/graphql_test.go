@@ -82,8 +82,11 @@ func TestGraphQLOverTheRealStack(t *testing.T) {
 	defer cancel()
 	s := newStack(t, ctx, "OPENAI_API_KEY="+"sk-instance-test-0123456789")
 	s.fake.RequireAPIKey("sk-instance-test-0123456789")
-	key := addInstanceKey(t, s.env)
 	s.start(t)
+	// Added once the worker runs: `apikey add` then waits until the
+	// serving projection has the key, whatever topic order the projector
+	// catches up in.
+	key := addInstanceKey(t, s.env)
 
 	workload := mixedWorkload(t)
 	require.NoError(t, s.rig.append(ctx, workload, 250))

@@ -400,8 +400,8 @@ func TestImprovementLoopEndToEnd(t *testing.T) {
 	s.fake.RequireAPIKey(instanceKey)
 	sc := newImproveScript(improvePosts)
 	s.fake.HandleFunc(fakeopenai.Responses, sc.answer)
-	key := addInstanceKey(t, s.env)
 	s.start(t)
+	key := addInstanceKey(t, s.env) // waits until the serving projection has it
 	auth := map[string]string{"x-api-key": key}
 	ok := func(args ...string) string {
 		t.Helper()

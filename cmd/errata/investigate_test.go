@@ -428,11 +428,14 @@ func TestWorkerKill9MidInvestigation(t *testing.T) {
 	require.Equal(t, 1, counts["investigation.claim_assessed.v1"], "%v", counts)
 }
 
-// addInstanceKey creates an instance API key with the CLI.
+// addInstanceKey creates an instance API key with the CLI on a running
+// stack, which waits until the serving projection has it: the key
+// authenticates from the next request on.
 func addInstanceKey(t *testing.T, env []string) string {
 	t.Helper()
 	out, stderr, err := runErrata(t, env, "apikey", "add", "--label", "test")
 	require.NoError(t, err, stderr)
+	require.Contains(t, stderr, "The key is active.", "the worker runs, so the key is applied before the command returns")
 	return strings.TrimSpace(out)
 }
 

@@ -214,8 +214,8 @@ func TestReplayAndVerifyAfterMixedWorkload(t *testing.T) {
 	defer cancel()
 	s := newStack(t, ctx, "OPENAI_API_KEY="+"sk-instance-test-0123456789")
 	s.fake.RequireAPIKey("sk-instance-test-0123456789")
-	key := addInstanceKey(t, s.env)
 	s.start(t)
+	key := addInstanceKey(t, s.env) // waits until the serving projection has it
 
 	require.NoError(t, s.rig.append(ctx, mixedWorkload(t), 250))
 	// A real investigation through the API and the worker.
