@@ -43,6 +43,28 @@ func Connect(ctx context.Context, databaseURL, schema string) (*pgxpool.Pool, er
 	if err != nil {
 		return nil, err
 	}
+	return open(ctx, cfg)
+}
+
+// ConnectDerived opens a pool for a read model that the log rebuilds (a
+// projection's rows with its checkpoint), whose commits do not wait for
+// the WAL flush (synchronous_commit=off). A Postgres crash can then undo
+// the last commits (at most three times wal_writer_delay), but rows and
+// checkpoint are undone together, since they commit in one transaction
+// and the WAL is replayed in order: the projector applies those events
+// again from the log, and the store ends as it would have. Data that only
+// Postgres holds (run state, leases, keys in the key store) never uses
+// this pool.
+func ConnectDerived(ctx context.Context, databaseURL, schema string) (*pgxpool.Pool, error) {
+	cfg, err := PoolConfig(databaseURL, schema)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	return open(ctx, cfg)
+}
+
+func open(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres pool: %w", err)

@@ -99,11 +99,22 @@ func TestMigrateRejectsBadFileNamesFirst(t *testing.T) {
 }
 
 // TestConnectSessionSettings checks that pooled connections use the schema
-// and UTC.
+// and UTC, and that only a derived store's commits skip the WAL flush wait.
 func TestConnectSessionSettings(t *testing.T) {
 	t.Parallel()
-	pool := connect(t, testenv.Postgres(t), "some_schema")
-	require.Equal(t, []string{"some_schema UTC"}, texts(t, pool, `SELECT current_setting('search_path') || ' ' || current_setting('TimeZone')`))
+	url := testenv.Postgres(t)
+	const settings = `SELECT current_setting('search_path') || ' ' || current_setting('TimeZone') || ' ' || current_setting('synchronous_commit')`
+	pool := connect(t, url, "some_schema")
+	require.Equal(t, []string{"some_schema UTC on"}, texts(t, pool, settings))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	derived, err := postgres.ConnectDerived(ctx, url, "a_projection")
+	require.NoError(t, err)
+	t.Cleanup(derived.Close)
+	require.Equal(t, []string{"a_projection UTC off"}, texts(t, derived, settings))
+	_, err = postgres.ConnectDerived(ctx, url, "Bad-Schema")
+	require.ErrorContains(t, err, "is not a lowercase SQL identifier")
 }
 
 func TestConnectFailsOnAnUnreachableServer(t *testing.T) {

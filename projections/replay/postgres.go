@@ -46,9 +46,11 @@ func NewPostgres(cfg PostgresConfig) *Postgres { return &Postgres{cfg: cfg} }
 // Schema is generation gen's schema.
 func (s *Postgres) Schema(gen int64) string { return targets.Name(s.cfg.Schema, gen) }
 
-// Connect opens a pool on generation gen's schema; the caller closes it.
+// Connect opens a projector's pool on generation gen's schema (commits do
+// not wait for the WAL flush: postgres.ConnectDerived); the caller closes
+// it.
 func (s *Postgres) Connect(ctx context.Context, gen int64) (*pgxpool.Pool, error) {
-	return postgres.Connect(ctx, s.cfg.DatabaseURL, s.Schema(gen))
+	return postgres.ConnectDerived(ctx, s.cfg.DatabaseURL, s.Schema(gen))
 }
 
 // Migrate applies the projection's migrations to generation gen's schema

@@ -64,9 +64,10 @@ func (s *Search) Prepare(ctx context.Context, gen int64, alias bool) error {
 	return search.CreateGeneration(ctx, s.cfg.ES, s.cfg.IndexPrefix, gen)
 }
 
-// Connect opens a pool on generation gen's state schema; the caller closes it.
+// Connect opens a projector's pool on generation gen's state schema
+// (postgres.ConnectDerived); the caller closes it.
 func (s *Search) Connect(ctx context.Context, gen int64) (*pgxpool.Pool, error) {
-	return postgres.Connect(ctx, s.cfg.DatabaseURL, s.StateSchema(gen))
+	return postgres.ConnectDerived(ctx, s.cfg.DatabaseURL, s.StateSchema(gen))
 }
 
 // Projector is generation gen's projector on pool (its state schema):

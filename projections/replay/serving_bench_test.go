@@ -88,7 +88,7 @@ func BenchmarkServingReplay(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				run++
 				schema := fmt.Sprintf("replay_bench_%d", run)
-				pool, err := postgres.Connect(ctx, dbURL, schema)
+				pool, err := postgres.ConnectDerived(ctx, dbURL, schema)
 				if err != nil {
 					b.Fatal(err)
 				}

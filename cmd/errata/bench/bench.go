@@ -260,7 +260,10 @@ func runAPI(ctx context.Context, opt Options, rs *Resources, res *Result, progre
 		return err
 	}
 	progress("starting the API and the serving projector in-process")
-	stack, err := StartStack(ctx, opt.apiStack(rs, "serving", topics))
+	batches := newBatchLog()
+	cfg := opt.apiStack(rs, "serving", topics)
+	cfg.Observer = batches
+	stack, err := StartStack(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start API: %w", err)
 	}
@@ -300,7 +303,7 @@ func runAPI(ctx context.Context, opt Options, rs *Resources, res *Result, progre
 
 	progress("freshness: %d investigation requests appended, polled through getInvestigation", opt.FreshnessSamples)
 	if err := res.profilePath("freshness (append, projector, getInvestigation polls)", func() (err error) {
-		res.Freshness, err = MeasureFreshness(ctx, stack, opt.FreshnessSamples, opt.FreshnessInterval)
+		res.Freshness, err = MeasureFreshness(ctx, stack, batches, opt.FreshnessSamples, opt.FreshnessInterval)
 		return err
 	}); err != nil {
 		return err

@@ -53,6 +53,12 @@ func TestRunTiny(t *testing.T) {
 	require.Equal(t, 5, res.Freshness.Latency.Count)
 	require.Equal(t, 5, res.KafkaRound.Count)
 	require.GreaterOrEqual(t, res.Freshness.Polls, 5)
+	// Its breakdown: acknowledged, then committed, then visible.
+	require.Equal(t, 5, res.Freshness.Appended.Count)
+	require.Equal(t, 5, res.Freshness.Committed.Count)
+	require.Positive(t, res.Freshness.Appended.P50)
+	require.Less(t, res.Freshness.Appended.Max, res.Freshness.Committed.Max, "the projector commits after the append is acknowledged")
+	require.LessOrEqual(t, res.Freshness.Committed.Max, res.Freshness.Latency.Max, "the API shows the request after the commit")
 
 	// 10 posts, every tenth registered twice, 9 views each.
 	require.Equal(t, 10+1+90, res.Projection.Events)
@@ -69,6 +75,7 @@ func TestRunTiny(t *testing.T) {
 	// Every row is there, each with a ratio, in both renderings.
 	measures := []string{"API register+view throughput", "registerObservedVersion latency p50", "registerObservedVersion latency p99",
 		"recordViewAndGetStatus latency p50", "recordViewAndGetStatus latency max", "freshness p50", "freshness p99",
+		"freshness breakdown p50: append acknowledged", "freshness breakdown p50: projector's checkpoint committed",
 		"serving projection", "replay from offset 0"}
 	for _, m := range measures {
 		found := false
@@ -81,8 +88,10 @@ func TestRunTiny(t *testing.T) {
 		}
 		require.True(t, found, "row %q missing", m)
 	}
-	// +3: replay against CopyFrom, and the peak heap of the projection and of the replay.
-	require.Len(t, res.Rows, 1+8+2+3+3)
+	// Throughput, 8 latencies, freshness p50/p99, its 2-part breakdown, 3
+	// projection and replay rates, and 3 more: replay against CopyFrom, and
+	// the peak heap of the projection and of the replay.
+	require.Len(t, res.Rows, 1+8+2+2+3+3)
 	var md bytes.Buffer
 	require.NoError(t, res.WriteMarkdown(&md))
 	require.Equal(t, len(res.Rows)+1, strings.Count(md.String(), "\n|"), md.String())

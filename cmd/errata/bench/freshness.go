@@ -27,6 +27,12 @@ const freshnessWorker = 90_000
 type FreshnessResult struct {
 	Samples int     `json:"samples"`
 	Latency Latency `json:"latency"`
+	// Where the time goes, from the start of the append: Appended, until
+	// the append is acknowledged; Committed, until the projector reported
+	// the batch holding it durable (its checkpoint committed). Latency
+	// minus Committed is the API noticing: polls of getInvestigation.
+	Appended  Latency `json:"appended"`
+	Committed Latency `json:"committed"`
 	// Polls of getInvestigation it took, in all.
 	Polls int `json:"polls"`
 }
@@ -35,8 +41,9 @@ type FreshnessResult struct {
 // investigation request through the producer (as investigateNow and the
 // selector do) and polls the API's getInvestigation (the extension's
 // polling target) until it answers INVESTIGATING: from the start of the
-// append to that answer. One warm-up sample is not counted.
-func MeasureFreshness(ctx context.Context, s *Stack, samples int, interval time.Duration) (FreshnessResult, error) {
+// append to that answer. One warm-up sample is not counted. batches is the
+// stack's projector observer, for the breakdown.
+func MeasureFreshness(ctx context.Context, s *Stack, batches *batchLog, samples int, interval time.Duration) (FreshnessResult, error) {
 	posts := make([]Post, samples+1)
 	for i := range posts {
 		p, err := NewPost(freshnessWorker, i, 50)
@@ -51,7 +58,7 @@ func MeasureFreshness(ctx context.Context, s *Stack, samples int, interval time.
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	res := FreshnessResult{Samples: samples}
-	var ds []time.Duration
+	var ds, appended, committed []time.Duration
 	next := time.Now()
 	for i, p := range posts {
 		if wait := time.Until(next); wait > 0 {
@@ -64,14 +71,17 @@ func MeasureFreshness(ctx context.Context, s *Stack, samples int, interval time.
 		next = next.Add(interval)
 		invID := events.InvestigationID(p.PostVersionID)
 		target := s.URL + "/trpc/post.getInvestigation?input=" + url.QueryEscape(`{"investigationId":"`+invID+`"}`)
+		batches.drain()
 		start := time.Now()
-		if _, err := s.Requests.Request(ctx, investigations.Request{
+		pos, err := s.Requests.Request(ctx, investigations.Request{
 			Version: investigations.Version{PostID: p.PostID, PostVersionID: p.PostVersionID, Platform: events.PlatformSubstack,
 				ExternalID: p.ExternalID, VersionHash: p.VersionHash},
 			Source: events.RequestSourceSelector, CorrelationID: "bench-freshness",
-		}); err != nil {
+		})
+		if err != nil {
 			return res, fmt.Errorf("append investigation request: %w", err)
 		}
+		acked := time.Since(start)
 		deadline := start.Add(time.Minute)
 		for {
 			visible, err := investigating(ctx, client, target)
@@ -89,11 +99,19 @@ func MeasureFreshness(ctx context.Context, s *Stack, samples int, interval time.
 			}
 			time.Sleep(500 * time.Microsecond)
 		}
+		visibleAfter := time.Since(start)
+		// The projector reported the batch before the answer could show it.
+		b, err := batches.await(pos.Topic, pos.Partition)
+		if err != nil {
+			return res, err
+		}
 		if i > 0 {
-			ds = append(ds, time.Since(start))
+			ds = append(ds, visibleAfter)
+			appended = append(appended, acked)
+			committed = append(committed, b.at.Sub(start))
 		}
 	}
-	res.Latency = Summarize(ds)
+	res.Latency, res.Appended, res.Committed = Summarize(ds), Summarize(appended), Summarize(committed)
 	return res, nil
 }
 

@@ -100,7 +100,7 @@ type ProjectorStats struct {
 // servingProjector connects to schema, migrates it and builds the serving
 // projector on it as errata worker does, parking into a counter.
 func servingProjector(ctx context.Context, databaseURL, schema string, ipRangeDailyCap int, log *slog.Logger) (*pgxpool.Pool, *pgproj.Projector, *countingDeadLetter, error) {
-	pool, err := postgres.Connect(ctx, databaseURL, schema)
+	pool, err := postgres.ConnectDerived(ctx, databaseURL, schema)
 	if err != nil {
 		return nil, nil, nil, err
 	}

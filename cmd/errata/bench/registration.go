@@ -48,21 +48,51 @@ type RegistrationResult struct {
 	KnownErrors int     `json:"known_errors"`
 }
 
-// batchDone is one batch the stack's projector made durable.
+// batchDone is one batch the stack's projector made durable, at when it
+// reported it, after took handling it.
 type batchDone struct {
 	topic     string
 	partition int32
 	took      time.Duration
+	at        time.Time
 }
 
 // batchLog is the stack's runner observer: it hands every finished batch
-// to the registration phase.
+// to the phase measuring one event at a time.
 type batchLog struct{ done chan batchDone }
+
+func newBatchLog() *batchLog { return &batchLog{done: make(chan batchDone, 64)} }
 
 func (l *batchLog) BatchDone(_, topic string, partition int32, _ int, took time.Duration) {
 	select {
-	case l.done <- batchDone{topic, partition, took}:
+	case l.done <- batchDone{topic, partition, took, time.Now()}:
 	default: // nobody is measuring
+	}
+}
+
+// drain forgets the batches reported so far.
+func (l *batchLog) drain() {
+	for {
+		select {
+		case <-l.done:
+		default:
+			return
+		}
+	}
+}
+
+// await returns the next batch reported for topic/partition.
+func (l *batchLog) await(topic string, partition int32) (batchDone, error) {
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case b := <-l.done:
+			if b.topic == topic && b.partition == partition {
+				return b, nil
+			}
+		case <-timeout:
+			return batchDone{}, fmt.Errorf("no batch of %s/%d reported by the projector", topic, partition)
+		}
 	}
 }
 
@@ -105,9 +135,7 @@ func MeasureRegistration(ctx context.Context, s *Stack, batches *batchLog, sampl
 		if err != nil {
 			return res, err
 		}
-		for len(batches.done) > 0 {
-			<-batches.done
-		}
+		batches.drain()
 		t0 := time.Now()
 		in, err := ingest.ParseRegisterInput(p.Body)
 		if err == nil {
@@ -140,13 +168,9 @@ func MeasureRegistration(ctx context.Context, s *Stack, batches *batchLog, sampl
 		if wmErr != nil {
 			return res, fmt.Errorf("watermark: %w", wmErr)
 		}
-		var b batchDone
-		for b.topic != pos.Topic || b.partition != pos.Partition {
-			select {
-			case b = <-batches.done:
-			case <-time.After(time.Minute):
-				return res, fmt.Errorf("no batch of %s/%d reported by the projector", pos.Topic, pos.Partition)
-			}
+		b, err := batches.await(pos.Topic, pos.Partition)
+		if err != nil {
+			return res, err
 		}
 		if i > 0 {
 			canon = append(canon, t1.Sub(t0))
@@ -262,7 +286,7 @@ func runRegistration(ctx context.Context, opt Options, rs *Resources, res *Resul
 	}
 	progress("registration: a stack of its own; %d new versions, %d more for the breakdown, %d clients re-registering a known version",
 		opt.RegistrationSamples, opt.RegistrationSamples, opt.RegistrationConcurrency)
-	batches := &batchLog{done: make(chan batchDone, 64)}
+	batches := newBatchLog()
 	stack, err := StartStack(ctx, StackConfig{
 		Brokers: opt.Brokers, DatabaseURL: rs.DatabaseURL, Schema: "registration", Topics: topics,
 		IPRangeDailyCap: opt.IPRangeDailyCap, ReadYourWritesTimeout: opt.ReadYourWritesTimeout,

@@ -52,6 +52,11 @@ func rows(r *Result, opt Options) []Row {
 		add(fmt.Sprintf("freshness %s: event appended -> visible in getInvestigation (%d samples)", p.label, r.Freshness.Latency.Count),
 			fmt.Sprintf("%.2f ms", p.f), fmt.Sprintf("%.2f ms raw Kafka produce->consume", p.b), ratio(p.f, p.b))
 	}
+	// The breakdown of p50 (each part's own p50, from the append's start).
+	add("freshness breakdown p50: append acknowledged", fmt.Sprintf("%.2f ms", r.Freshness.Appended.P50),
+		fmt.Sprintf("%.2f ms raw Kafka produce->consume", r.KafkaRound.P50), ratio(r.Freshness.Appended.P50, r.KafkaRound.P50))
+	add("freshness breakdown p50: projector's checkpoint committed", fmt.Sprintf("%.2f ms", r.Freshness.Committed.P50),
+		fmt.Sprintf("%.2f ms raw Kafka produce->consume", r.KafkaRound.P50), ratio(r.Freshness.Committed.P50, r.KafkaRound.P50))
 	add(fmt.Sprintf("serving projection, exactly-once (%d events)", r.Projection.Events),
 		fmt.Sprintf("%.0f events/s", r.Projection.EventsPerSec), fmt.Sprintf("%.0f rows/s pgx CopyFrom", r.CopyFrom.PerSec),
 		ratio(r.Projection.EventsPerSec, r.CopyFrom.PerSec))

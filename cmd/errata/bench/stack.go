@@ -75,6 +75,8 @@ type Stack struct {
 
 	counter  *requestCounter
 	producer *kgo.Client
+	// projPool is the projector's own pool, as errata worker has.
+	projPool *pgxpool.Pool
 	app      *fiber.App
 	serveErr chan error
 	cancel   context.CancelFunc
@@ -102,6 +104,9 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 	if err := pgproj.Migrate(ctx, s.Pool, cfg.Schema, serving.Migrations(), cfg.Log); err != nil {
 		return nil, err
 	}
+	if s.projPool, err = postgres.ConnectDerived(ctx, cfg.DatabaseURL, cfg.Schema); err != nil {
+		return nil, err
+	}
 	if s.producer, err = kafka.NewClient(cfg.Brokers, kafka.ProducerOpts()...); err != nil {
 		return nil, err
 	}
@@ -117,7 +122,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 
 	group := cfg.Topics.Prefix + "projector." + serving.ProjectorName
 	dl := kafka.NewDeadLetter(s.producer, cfg.Topics.Name(events.TopicDeadLetter), group, cfg.Log)
-	proj := pgproj.NewProjector(serving.ProjectorName, s.Pool, reg, serving.NewApplier(cfg.IPRangeDailyCap), dl, cfg.Log)
+	proj := pgproj.NewProjector(serving.ProjectorName, s.projPool, reg, serving.NewApplier(cfg.IPRangeDailyCap), dl, cfg.Log)
 	runner, err := kafka.NewRunner(kafka.RunnerConfig{Brokers: cfg.Brokers, Group: group, Topics: s.ServingTops, Positions: proj, Observer: cfg.Observer}, proj, cfg.Log)
 	if err != nil {
 		return nil, err
@@ -220,6 +225,9 @@ func (s *Stack) Close() error {
 	}
 	if s.producer != nil {
 		s.producer.Close()
+	}
+	if s.projPool != nil {
+		s.projPool.Close()
 	}
 	if s.Pool != nil {
 		s.Pool.Close()
