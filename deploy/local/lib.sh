@@ -472,6 +472,12 @@ shared_buffers = 256MB
 fsync = on
 synchronous_commit = on
 full_page_writes = on
+# Projections write in bulk (catch-up, replay): with the default 1GB of WAL
+# between checkpoints, a catch-up of 1M events checkpointed back to back,
+# and every first touch of a page after a checkpoint writes the whole page
+# to the WAL again. More WAL between checkpoints, compressed page images.
+max_wal_size = 4GB
+wal_compression = lz4
 logging_collector = off
 log_line_prefix = '%m [%p] %q%u@%d '
 log_min_duration_statement = -1

@@ -61,6 +61,12 @@ type GrowthPoint struct {
 	// raw pgx CopyFrom of as many rows, right after it.
 	Projector ProjectorStats `json:"projector"`
 	CopyFrom  Throughput     `json:"copyfrom_baseline"`
+	// AutovacuumWaitSeconds: how long the slice waited for Postgres's
+	// autovacuum workers to finish first (after a bulk catch-up they
+	// vacuum the grown tables for seconds, and the projector measured
+	// beside them ran at about half its speed: maintenance, not the log's
+	// length).
+	AutovacuumWaitSeconds float64 `json:"autovacuum_wait_seconds"`
 }
 
 // growthChunk shapes the generated log: 200 posts, every tenth registered
@@ -238,6 +244,11 @@ func runGrowth(ctx context.Context, opt Options, rs *Resources, res *Result, pro
 		if err := waitApplied(ctx, stack.Pool, until, 15*time.Minute); err != nil {
 			return err
 		}
+		waited, err := waitAutovacuum(ctx, stack.Pool, 5*time.Minute)
+		if err != nil {
+			return err
+		}
+		pt.AutovacuumWaitSeconds = waited.Seconds()
 		p := projector
 		p.Until = until
 		if err := res.profilePath(fmt.Sprintf("serving projector over %d events at %s in the log", g.Slice, countLabel(size)), func() (err error) {
@@ -309,6 +320,28 @@ func waitApplied(ctx context.Context, pool *pgxpool.Pool, until Offsets, timeout
 	}
 }
 
+// waitAutovacuum waits until no autovacuum worker runs in pool's database
+// (or timeout passes: then the measure runs beside it) and returns how
+// long it waited.
+func waitAutovacuum(ctx context.Context, pool *pgxpool.Pool, timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for {
+		var running int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE backend_type = 'autovacuum worker' AND datname = current_database()`).Scan(&running); err != nil {
+			return 0, fmt.Errorf("read autovacuum workers: %w", err)
+		}
+		if running == 0 || time.Since(start) > timeout {
+			return time.Since(start), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // dropCopyBaseline removes CopyFromBaseline's table, so the next size
 // copies into an empty one again.
 func dropCopyBaseline(ctx context.Context, databaseURL, schema string) error {
@@ -365,7 +398,7 @@ func growthRows(g *GrowthResult) []Row {
 				Figure:   fmt.Sprintf("%.2f ms, %s", p.View.Latency.P99, vsFirst(p.View.Latency.P99, first.View.Latency.P99)),
 				Baseline: fmt.Sprintf("%.2f ms produce+select", p.Baseline.Latency.P99),
 				Ratio:    ratio(p.View.Latency.P99, p.Baseline.Latency.P99)},
-			Row{Measure: fmt.Sprintf("%s: serving projector, exactly-once, over the next %d events", at, p.Projector.Events),
+			Row{Measure: fmt.Sprintf("%s: serving projector, exactly-once, over the next %d events (after %.1f s waiting for autovacuum)", at, p.Projector.Events, p.AutovacuumWaitSeconds),
 				Figure:   fmt.Sprintf("%.0f events/s, %s", p.Projector.EventsPerSec, vsFirst(p.Projector.EventsPerSec, first.Projector.EventsPerSec)),
 				Baseline: fmt.Sprintf("%.0f rows/s pgx CopyFrom of as many rows", p.CopyFrom.PerSec),
 				Ratio:    ratio(p.Projector.EventsPerSec, p.CopyFrom.PerSec)},
