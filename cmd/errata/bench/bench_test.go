@@ -53,12 +53,12 @@ func TestRunTiny(t *testing.T) {
 	require.Equal(t, 5, res.Freshness.Latency.Count)
 	require.Equal(t, 5, res.KafkaRound.Count)
 	require.GreaterOrEqual(t, res.Freshness.Polls, 5)
-	// Its breakdown: acknowledged, then committed, then visible.
+	// Its breakdown, every sample measured (their order in time depends on
+	// scheduling, so it is not asserted).
 	require.Equal(t, 5, res.Freshness.Appended.Count)
 	require.Equal(t, 5, res.Freshness.Committed.Count)
 	require.Positive(t, res.Freshness.Appended.P50)
-	require.Less(t, res.Freshness.Appended.Max, res.Freshness.Committed.Max, "the projector commits after the append is acknowledged")
-	require.LessOrEqual(t, res.Freshness.Committed.Max, res.Freshness.Latency.Max, "the API shows the request after the commit")
+	require.Positive(t, res.Freshness.Committed.P50)
 
 	// 10 posts, every tenth registered twice, 9 views each.
 	require.Equal(t, 10+1+90, res.Projection.Events)
