@@ -108,9 +108,15 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			defer pool.Close()
-			cache, stopCache := startStatusCache(ctx, e, pool)
-			defer stopCache()
-			statusCache.Store(cache)
+			var cacheOpts []api.Option
+			if e.cfg.StatusCacheEntries > 0 {
+				cache, stopCache := startStatusCache(ctx, e, pool)
+				defer stopCache()
+				statusCache.Store(cache)
+				cacheOpts = append(cacheOpts, api.WithStatusCache(cache))
+			} else {
+				e.log.Info("status cache off (ERRATA_STATUS_CACHE_ENTRIES=0): every status is read from Postgres")
+			}
 			producer, err := e.producer(ctx)
 			if err != nil {
 				return err
@@ -143,7 +149,8 @@ func serveCmd() *cobra.Command {
 			}
 			reader := serving.NewReader(pool)
 			opts := []api.Option{api.WithInvestigations(investigations.New(appender, keys, nil), reader),
-				api.WithAssigner(investigations.NewServingAssigner(reader)), api.WithStatusCache(cache)}
+				api.WithAssigner(investigations.NewServingAssigner(reader))}
+			opts = append(opts, cacheOpts...)
 			workbench, closeWorkbench, err := analysesOption(e, pool, appender)
 			if err != nil {
 				return err

@@ -10,10 +10,11 @@ import (
 )
 
 // startStatusCache builds the API's status cache over the serving pool
-// (api.WithStatusCache), keeps it listening until stop, and counts its
-// hits, misses, invalidations and reconnects on the process's metrics.
+// (api.WithStatusCache) with ERRATA_STATUS_CACHE_ENTRIES entries, keeps
+// it listening until stop, and counts its hits, misses, invalidations and
+// reconnects on the process's metrics.
 func startStatusCache(ctx context.Context, e *env, pool *pgxpool.Pool) (cache *serving.StatusCache, stop func()) {
-	cache = serving.NewStatusCache(pool, serving.NewReader(pool), serving.StatusCacheConfig{}, e.log)
+	cache = serving.NewStatusCache(pool, serving.NewReader(pool), serving.StatusCacheConfig{MaxEntries: e.cfg.StatusCacheEntries}, e.log)
 	for _, c := range []struct {
 		name, help string
 		read       func(serving.StatusCacheStats) uint64

@@ -59,6 +59,9 @@ type Config struct {
 	GraphQLRate, GraphQLBurst int
 	TRPCRate, TRPCBurst       int
 	RateLimitClients          int
+	// StatusCacheEntries bounds the versions whose status errata serve
+	// keeps in memory (serving.StatusCacheConfig.MaxEntries); 0: no cache.
+	StatusCacheEntries int
 	// SubmitRate (per hour) and SubmitBurst ration each client's
 	// submissions of verdict analyses (the workbench API, verdict.request);
 	// a valid instance API key gets ten times both, per key.
@@ -326,6 +329,15 @@ var Vars = []Var{
 		set: func(c *Config, v string) (err error) { c.TRPCBurst, err = positiveInt(v); return }},
 	{Name: "ERRATA_RATE_LIMIT_CLIENTS", Default: "50000", Doc: "clients each rate limit tracks at most (least recently seen forgotten first); about 12 MB each at 50,000",
 		set: func(c *Config, v string) (err error) { c.RateLimitClients, err = positiveInt(v); return }},
+	{Name: "ERRATA_STATUS_CACHE_ENTRIES", Default: "50000", Doc: "registered versions whose status errata serve keeps in memory for recordViewAndGetStatus (kept current by the serving projection's notifications; memory grows with it and with their claims); 0 reads every status from Postgres",
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 10_000_000 {
+				return fmt.Errorf("%q is not an integer from 0 to 10000000", v)
+			}
+			c.StatusCacheEntries = n
+			return nil
+		}},
 	{Name: "ERRATA_SUBMIT_RATE", Default: "30", Doc: "verdict analyses per hour each client may request (POST /api/v1/analyses, verdict.request); a valid instance API key (x-api-key) gets ten times this and the burst, per key",
 		set: func(c *Config, v string) (err error) { c.SubmitRate, err = positiveInt(v); return }},
 	{Name: "ERRATA_APPEALS_PER_DAY", Default: "10", Doc: "appeals each client may file in a rolling day (appeal.file; over it: 429)",
