@@ -112,7 +112,7 @@ func benchCmd() *cobra.Command {
 	f.StringVar(&external, "external", "", "black-box check of a running errata serve at this URL (run with ERRATA_RATE_LIMIT=off): recordViewAndGetStatus of one registered version against /health, --view-concurrency clients, --duration each; nothing else runs")
 	f.IntSliceVar(&opt.GrowthSizes, "growth", nil, "add the log-growth phase: grow one log to each of these sizes (e.g. 10000,100000,1000000) and measure the view path, "+
 		"the serving projector and the RSS at each beside raw baselines at that size (off by default: 1M events take minutes)")
-	f.IntVar(&opt.GrowthSlice, "growth-slice", 20000, "events the serving projector is timed over at each --growth size")
+	f.IntVar(&opt.GrowthSlice, "growth-slice", 100000, "events the serving projector is timed over at each --growth size (20,000 took under half a second, so one checkpoint or autovacuum moved the figure by half)")
 	f.BoolVar(&opt.GrowthOnly, "growth-only", false, "run the --growth phase alone")
 	f.IntVar(&externalPID, "external-pid", 0, "with --external: pid of that errata serve, whose RSS is sampled during the load")
 	return c

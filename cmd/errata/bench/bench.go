@@ -106,7 +106,7 @@ func (o *Options) Defaults() {
 	def(&o.RegistrationConcurrency, 16)
 	def(&o.SearchRounds, 10)
 	def(&o.MetricsRounds, 3)
-	def(&o.GrowthSlice, 20000)
+	def(&o.GrowthSlice, 100_000)
 	if o.Partitions <= 0 {
 		o.Partitions = 3
 	}
