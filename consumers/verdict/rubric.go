@@ -192,25 +192,34 @@ func (r Rubric) Validate() error {
 		errs = append(errs, fmt.Errorf("min_specificity %v is outside [0, 1]", r.MinSpecificity))
 	}
 	c := r.Confidence
-	for name, rg := range map[string]Range{
-		"truth.supported": r.Truth.Supported, "truth.refuted": r.Truth.Refuted, "truth.contested": r.Truth.Contested,
-		"truth.not_enough_evidence": r.Truth.NotEnough, "confidence.high": c.High, "confidence.medium": c.Medium,
-		"confidence.one_strong": c.OneStrong, "confidence.partial": c.Partial, "confidence.mixed": c.Mixed,
-		"confidence.tangential": c.Tangential, "confidence.none": c.None,
+	// In a fixed order, so the errors are always listed alike.
+	for _, f := range []struct {
+		name string
+		rg   Range
+	}{
+		{"truth.supported", r.Truth.Supported}, {"truth.refuted", r.Truth.Refuted}, {"truth.contested", r.Truth.Contested},
+		{"truth.not_enough_evidence", r.Truth.NotEnough}, {"confidence.high", c.High}, {"confidence.medium", c.Medium},
+		{"confidence.one_strong", c.OneStrong}, {"confidence.partial", c.Partial}, {"confidence.mixed", c.Mixed},
+		{"confidence.tangential", c.Tangential}, {"confidence.none", c.None},
 	} {
-		if rg.Min < 0 || rg.Max > 100 || rg.Min > rg.Max {
-			errs = append(errs, fmt.Errorf("%s %d..%d is not a range within 0..100", name, rg.Min, rg.Max))
+		if f.rg.Min < 0 || f.rg.Max > 100 || f.rg.Min > f.rg.Max {
+			errs = append(errs, fmt.Errorf("%s %d..%d is not a range within 0..100", f.name, f.rg.Min, f.rg.Max))
 		}
 	}
 	if !(c.StrongQuality >= 0 && c.StrongQuality <= 1) || !(c.AgreeingShare >= 0 && c.AgreeingShare <= 1) || c.DomainSaturation < 1 {
 		errs = append(errs, errors.New("strong_quality and agreeing_share must be in [0, 1], domain_saturation at least 1"))
 	}
 	k := r.Caps
-	for name, v := range map[string]int{"no_search_time_sensitive": k.NoSearchTimeSensitive, "stale_sources_current_events": k.StaleCurrentEvents,
-		"single_low_tier_source": k.SingleLowTier, "approximate_number": k.ApproximateNumber, "definitive_min": k.DefinitiveMin,
-		"unverifiable_max": k.UnverifiableMax, "opinion_confidence": r.OpinionConfidence} {
-		if v < 0 || v > 100 {
-			errs = append(errs, fmt.Errorf("%s %d is outside 0..100", name, v))
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"no_search_time_sensitive", k.NoSearchTimeSensitive}, {"stale_sources_current_events", k.StaleCurrentEvents},
+		{"single_low_tier_source", k.SingleLowTier}, {"approximate_number", k.ApproximateNumber}, {"definitive_min", k.DefinitiveMin},
+		{"unverifiable_max", k.UnverifiableMax}, {"opinion_confidence", r.OpinionConfidence},
+	} {
+		if f.v < 0 || f.v > 100 {
+			errs = append(errs, fmt.Errorf("%s %d is outside 0..100", f.name, f.v))
 		}
 	}
 	if k.StaleAfterDays < 1 || k.LowTierFrom < 1 || k.LowTierFrom > 5 || !(k.SideAt > 0 && k.SideAt <= 1) {

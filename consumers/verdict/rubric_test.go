@@ -50,3 +50,19 @@ func TestRubricValidate(t *testing.T) {
 		})
 	}
 }
+
+// Several errors are always listed in the same order (the rubric's own).
+func TestRubricValidateOrder(t *testing.T) {
+	r := verdict.DefaultRubric()
+	r.Confidence.None = verdict.Range{Min: -1, Max: 0}
+	r.Truth.Supported = verdict.Range{Min: 50, Max: 40}
+	r.OpinionConfidence = 101
+	r.Caps.NoSearchTimeSensitive = -5
+	want := "truth.supported 50..40 is not a range within 0..100\n" +
+		"confidence.none -1..0 is not a range within 0..100\n" +
+		"no_search_time_sensitive -5 is outside 0..100\n" +
+		"opinion_confidence 101 is outside 0..100"
+	for range 20 {
+		require.EqualError(t, r.Validate(), want)
+	}
+}

@@ -61,13 +61,14 @@ func (e Endpoints) withDefaults() Endpoints {
 // placeholders are filled, so a misconfiguration fails at start-up.
 func (e Endpoints) validate() error {
 	fill := strings.NewReplacer("{lang}", "en", "{publication}", "p", "{slug}", "s")
-	for name, raw := range map[string]string{
-		"LessWrongGraphQL": e.LessWrongGraphQL, "WikipediaAPI": e.WikipediaAPI, "SubstackPost": e.SubstackPost,
-		"BlueskyThread": e.BlueskyThread,
+	// In a fixed order, so the first bad endpoint is always the one named.
+	for _, ep := range []struct{ name, raw string }{
+		{"LessWrongGraphQL", e.LessWrongGraphQL}, {"WikipediaAPI", e.WikipediaAPI}, {"SubstackPost", e.SubstackPost},
+		{"BlueskyThread", e.BlueskyThread},
 	} {
-		u, err := url.Parse(fill.Replace(raw))
+		u, err := url.Parse(fill.Replace(ep.raw))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("canonical: endpoint %s %q is not an absolute http(s) URL", name, raw)
+			return fmt.Errorf("canonical: endpoint %s %q is not an absolute http(s) URL", ep.name, ep.raw)
 		}
 	}
 	return nil

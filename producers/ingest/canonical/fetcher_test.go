@@ -22,6 +22,11 @@ func TestNewFetcherValidation(t *testing.T) {
 		_, err := NewFetcher(client, e, nil)
 		require.Error(t, err, name)
 	}
+	// Several bad endpoints: the first in declaration order is named, every time.
+	for range 20 {
+		_, err := NewFetcher(client, Endpoints{BlueskyThread: "/thread", SubstackPost: "/post", WikipediaAPI: "/w"}, nil)
+		require.EqualError(t, err, `canonical: endpoint WikipediaAPI "/w" is not an absolute http(s) URL`)
+	}
 	for name, o := range map[string]Option{
 		"no attempts":    WithRetryPolicy(RetryPolicy{Attempts: 0}),
 		"negative delay": WithRetryPolicy(RetryPolicy{Attempts: 1, BaseDelay: -1}),
