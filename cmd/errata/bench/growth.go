@@ -63,9 +63,8 @@ type GrowthPoint struct {
 	CopyFrom  Throughput     `json:"copyfrom_baseline"`
 	// AutovacuumWaitSeconds: how long the slice waited for Postgres's
 	// autovacuum workers to finish first (after a bulk catch-up they
-	// vacuum the grown tables for seconds, and the projector measured
-	// beside them ran at about half its speed: maintenance, not the log's
-	// length).
+	// vacuum the grown tables for seconds: maintenance that a measure of
+	// the log's length should not include).
 	AutovacuumWaitSeconds float64 `json:"autovacuum_wait_seconds"`
 }
 
