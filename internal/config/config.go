@@ -196,14 +196,7 @@ var Vars = []Var{
 	{Name: "ERRATA_KAFKA_PARTITIONS", Default: "6", Doc: "partitions of newly created event topics (never shrink)",
 		set: func(c *Config, v string) (err error) { c.TopicPartitions, err = positiveInt32(v); return }},
 	{Name: "ERRATA_KAFKA_REPLICATION_FACTOR", Default: "0", Doc: "replicas of newly created event topics (errata topics); 0: the brokers' default.replication.factor. A cluster runs 3",
-		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > 32767 {
-				return fmt.Errorf("%q is not an integer between 0 and 32767", v)
-			}
-			c.KafkaReplicationFactor = n
-			return nil
-		}},
+		set: func(c *Config, v string) (err error) { c.KafkaReplicationFactor, err = intBetween(v, 0, 32767); return }},
 	{Name: "ERRATA_KAFKA_MIN_INSYNC_REPLICAS", Default: "1", Doc: "min.insync.replicas of the event topics: replicas that must hold an append before it is acknowledged (acks=all); at most the replication factor. A cluster of RF 3 runs 2",
 		set: func(c *Config, v string) (err error) { c.KafkaMinInsyncReplicas, err = positiveInt(v); return }},
 	{Name: "ERRATA_KAFKA_INSTANCE_ID", Default: "", Doc: "static consumer-group member id (e.g. the pod name); empty for dynamic membership",
@@ -286,14 +279,7 @@ var Vars = []Var{
 			return oneOf(c.LogFormat, "text", "json")
 		}},
 	{Name: "ERRATA_ACCESS_LOG_SAMPLE", Default: "100", Doc: "errata serve logs one request in this many (1: every request; 0: none); 5xx answers and slow requests are always logged",
-		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return fmt.Errorf("%q is not a non-negative integer", v)
-			}
-			c.AccessLogEvery = n
-			return nil
-		}},
+		set: func(c *Config, v string) (err error) { c.AccessLogEvery, err = nonNegativeInt(v); return }},
 	{Name: "ERRATA_ACCESS_LOG_SLOW", Default: "1s", Doc: "a request that takes at least this long is always logged (0s: no threshold)",
 		set: func(c *Config, v string) (err error) { c.AccessLogSlow, err = time.ParseDuration(v); return }},
 	{Name: "ERRATA_HASH_SECRET", Default: DefaultHashSecret, Secret: true,
@@ -330,13 +316,9 @@ var Vars = []Var{
 	{Name: "ERRATA_RATE_LIMIT_CLIENTS", Default: "50000", Doc: "clients each rate limit tracks at most (least recently seen forgotten first); about 12 MB each at 50,000",
 		set: func(c *Config, v string) (err error) { c.RateLimitClients, err = positiveInt(v); return }},
 	{Name: "ERRATA_STATUS_CACHE_ENTRIES", Default: "50000", Doc: "registered versions whose status errata serve keeps in memory for recordViewAndGetStatus (kept current by the serving projection's notifications; memory grows with it and with their claims); 0 reads every status from Postgres",
-		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > 10_000_000 {
-				return fmt.Errorf("%q is not an integer from 0 to 10000000", v)
-			}
-			c.StatusCacheEntries = n
-			return nil
+		set: func(c *Config, v string) (err error) {
+			c.StatusCacheEntries, err = intBetween(v, 0, 10_000_000)
+			return
 		}},
 	{Name: "ERRATA_SUBMIT_RATE", Default: "30", Doc: "verdict analyses per hour each client may request (POST /api/v1/analyses, verdict.request); a valid instance API key (x-api-key) gets ten times this and the burst, per key",
 		set: func(c *Config, v string) (err error) { c.SubmitRate, err = positiveInt(v); return }},
@@ -353,14 +335,7 @@ var Vars = []Var{
 	{Name: "ERRATA_REPROCESS_DAILY_BUDGET", Default: "500", Doc: "investigations `errata reinvestigate` may request per target configuration and UTC day, unless --budget says otherwise",
 		set: func(c *Config, v string) (err error) { c.ReprocessDailyBudget, err = positiveInt(v); return }},
 	{Name: "ERRATA_PROJECTION_LAG_DEGRADED", Default: "10000", Doc: "records a projector may lag behind the log before the API's /readyz reports it degraded (0: any lag; a stopped projector always is)",
-		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return fmt.Errorf("%q is not a non-negative integer", v)
-			}
-			c.ProjectionLagDegraded = n
-			return nil
-		}},
+		set: func(c *Config, v string) (err error) { c.ProjectionLagDegraded, err = nonNegativeInt(v); return }},
 	{Name: "ERRATA_SERVER_VERIFICATION", Default: "true", Doc: "verify registered content against LessWrong, Wikipedia, Substack and the Bluesky AppView (false: every version is CLIENT_FALLBACK)",
 		set: func(c *Config, v string) (err error) { c.ServerVerification, err = strconv.ParseBool(v); return }},
 	{Name: "ERRATA_VERIFY_TIMEOUT", Default: "8s", Doc: "time budget of one server-side verification, retries included",
@@ -520,6 +495,24 @@ func positiveInt(v string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%q is not a positive integer", v)
+	}
+	return n, nil
+}
+
+// nonNegativeInt parses a count that may be 0.
+func nonNegativeInt(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a non-negative integer", v)
+	}
+	return n, nil
+}
+
+// intBetween parses an integer in [lo, hi].
+func intBetween(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%q is not an integer between %d and %d", v, lo, hi)
 	}
 	return n, nil
 }

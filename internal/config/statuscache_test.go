@@ -20,10 +20,10 @@ func TestStatusCacheEntries(t *testing.T) {
 		{"0", 0, ""},
 		{"1", 1, ""},
 		{"10000000", 10_000_000, ""},
-		{"10000001", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "10000001" is not an integer from 0 to 10000000`},
-		{"-1", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "-1" is not an integer from 0 to 10000000`},
-		{"1e6", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "1e6" is not an integer from 0 to 10000000`},
-		{"99999999999999999999", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "99999999999999999999" is not an integer from 0 to 10000000`},
+		{"10000001", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "10000001" is not an integer between 0 and 10000000`},
+		{"-1", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "-1" is not an integer between 0 and 10000000`},
+		{"1e6", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "1e6" is not an integer between 0 and 10000000`},
+		{"99999999999999999999", 0, `invalid configuration: ERRATA_STATUS_CACHE_ENTRIES: "99999999999999999999" is not an integer between 0 and 10000000`},
 	} {
 		c, err := config.Load(env(map[string]string{"ERRATA_STATUS_CACHE_ENTRIES": tc.value}))
 		if tc.err != "" {
