@@ -469,7 +469,8 @@ func (p *Projector) insert(ctx context.Context, s *rowSet) error {
 				r.Caps, r.ClaimCount, r.CaveatCount, r.SourceCount, r.FromSearch, r.VerdictAt, r.partition, r.offset)
 		})
 	})
-	return runInserts(ctx, append(jobs, p.cohortJobs(s)...))
+	p.cohortJobs(s, add)
+	return runInserts(ctx, jobs)
 }
 
 // runInserts runs jobs, at most insertParallel at once, and returns the
@@ -504,35 +505,34 @@ func runInserts(ctx context.Context, jobs []func(context.Context) error) error {
 	return first
 }
 
-// cohortJobs are the inserts of the rows of configurations, experiments,
+// cohortJobs adds the inserts of the rows of configurations, experiments,
 // appeals and exchanges.
-func (p *Projector) cohortJobs(s *rowSet) []func(context.Context) error {
-	return []func(context.Context) error{func(ctx context.Context) error {
+func (p *Projector) cohortJobs(s *rowSet, add func(func(context.Context) error)) {
+	add(func(ctx context.Context) error {
 		return insertChunks(ctx, p, "configurations", s.configurations, func(b driver.Batch, r configurationRow) error {
 			return b.Append(r.EventID, r.ConfigurationID, r.Name, r.Provider, r.Model, r.ValidatorModel, r.InvestigatorPrompt,
 				r.ValidatorPrompt, r.Policy, r.AuthorContext, r.Operator, r.DeclaredAt, r.partition, r.offset)
 		})
-	},
-		func(ctx context.Context) error {
-			return insertChunks(ctx, p, "experiments", s.experiments, func(b driver.Batch, r experimentRow) error {
-				return b.Append(r.EventID, r.ExperimentID, r.Kind, r.Name, r.ControlConfigurationID, r.CandidateConfigurationID,
-					r.CandidateShareBP, r.Operator, r.EventTime, r.partition, r.offset)
-			})
-		},
-		func(ctx context.Context) error {
-			return insertChunks(ctx, p, "appeals", s.appeals, func(b driver.Batch, r appealRow) error {
-				return b.Append(r.EventID, r.AppealID, r.Kind, r.ClaimID, r.InvestigationID, r.Role, r.URLCount, r.Outcome,
-					r.PolicyVersion, r.EventTime, r.partition, r.offset)
-			})
-		},
-		func(ctx context.Context) error {
-			return insertChunks(ctx, p, "exchanges", s.exchanges, func(b driver.Batch, r exchangeRow) error {
-				return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.Stage, r.Round, r.Provider, r.Model, r.HTTPStatus,
-					r.Failed, r.DurationMS, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.ReasoningTokens, r.TotalTokens,
-					r.RecordedAt, r.partition, r.offset)
-			})
-		},
-	}
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "experiments", s.experiments, func(b driver.Batch, r experimentRow) error {
+			return b.Append(r.EventID, r.ExperimentID, r.Kind, r.Name, r.ControlConfigurationID, r.CandidateConfigurationID,
+				r.CandidateShareBP, r.Operator, r.EventTime, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "appeals", s.appeals, func(b driver.Batch, r appealRow) error {
+			return b.Append(r.EventID, r.AppealID, r.Kind, r.ClaimID, r.InvestigationID, r.Role, r.URLCount, r.Outcome,
+				r.PolicyVersion, r.EventTime, r.partition, r.offset)
+		})
+	})
+	add(func(ctx context.Context) error {
+		return insertChunks(ctx, p, "exchanges", s.exchanges, func(b driver.Batch, r exchangeRow) error {
+			return b.Append(r.EventID, r.InvestigationID, r.Series, r.Attempt, r.Stage, r.Round, r.Provider, r.Model, r.HTTPStatus,
+				r.Failed, r.DurationMS, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.ReasoningTokens, r.TotalTokens,
+				r.RecordedAt, r.partition, r.offset)
+		})
+	})
 }
 
 // parkedColumns are the columns of _parked in the canonical dump.

@@ -189,7 +189,7 @@ func (c *StatusCache) VersionStatusByID(ctx context.Context, id string) (Version
 }
 
 // VersionKnown is Reader.VersionKnown through the cache (api
-// WithKnownVersions): a version it holds is known, since a registered
+// WithStatusCache): a version it holds is known, since a registered
 // version stays registered; otherwise the version's status is read, and
 // cached for the view that follows the registration.
 func (c *StatusCache) VersionKnown(ctx context.Context, id string) (bool, error) {
