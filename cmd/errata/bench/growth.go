@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/errata-dev/errata/internal/postgres"
+	"github.com/errata-dev/errata/internal/retry"
 	"github.com/errata-dev/errata/projections/pgproj"
 	"github.com/errata-dev/errata/projections/serving"
 	"github.com/errata-dev/errata/projections/serving/workload"
@@ -333,10 +334,8 @@ func waitAutovacuum(ctx context.Context, pool *pgxpool.Pool, timeout time.Durati
 		if running == 0 || time.Since(start) > timeout {
 			return time.Since(start), nil
 		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if err := retry.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return 0, err
 		}
 	}
 }
