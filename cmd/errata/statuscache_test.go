@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,19 +48,16 @@ func TestServeStatusCacheSetting(t *testing.T) {
 			require.Len(t, v.Claims, 1)
 			require.Equal(t, tweetClaim, v.Claims[0].Text)
 
-			resp, err := http.Get("http://" + metricsAddr + "/metrics")
-			require.NoError(t, err)
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			require.NoError(t, err)
+			metrics := ask(t, http.MethodGet, "http://"+metricsAddr+"/metrics", "127.0.0.1", "")
+			require.Equal(t, http.StatusOK, metrics.status)
 			serveLog, err := os.ReadFile(filepath.Join(s.logDir, "serve.log"))
 			require.NoError(t, err)
 			if tc.cached {
-				require.Contains(t, string(body), "errata_status_cache_hits_total")
+				require.Contains(t, metrics.body, "errata_status_cache_hits_total")
 				require.NotContains(t, string(serveLog), "status cache off")
 				return
 			}
-			require.NotContains(t, string(body), "errata_status_cache_")
+			require.NotContains(t, metrics.body, "errata_status_cache_")
 			require.Contains(t, string(serveLog), "status cache off (ERRATA_STATUS_CACHE_ENTRIES=0)")
 		})
 	}
